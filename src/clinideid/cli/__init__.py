@@ -1,0 +1,50 @@
+"""The ``clinideid`` command: one Typer app, one module per subcommand."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import typer
+
+from clinideid.errors import ClinideidError
+
+app = typer.Typer(
+    name="clinideid",
+    help="De-identify clinical text, convert and evaluate annotated corpora.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@app.callback()
+def _root(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log progress (never document text).")):
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(message)s"
+    )
+
+
+def _register_commands() -> None:
+    from clinideid.cli import convert, deid, evaluate, stats  # noqa: F401  (each registers itself)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point: clear one-line errors (exit 2) instead of tracebacks for known problems."""
+    _register_commands()
+    try:
+        app(args=argv, standalone_mode=False)
+    except ClinideidError as exc:
+        typer.secho(f"error: {exc}", err=True, fg=typer.colors.RED)
+        sys.exit(2)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        sys.exit(130)
+    except Exception as exc:  # click usage errors
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        raise

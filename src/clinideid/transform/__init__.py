@@ -1,0 +1,1 @@
+"""Replacement of detected PHI: operators, surrogates and date strategies."""

@@ -1,0 +1,67 @@
+"""The operator contract.
+
+An operator turns one resolved span into its replacement text. Operators are pure given the span, the
+``OperatorContext`` (document, all resolved spans of the document, key, scope, language, options) — so
+the same inputs always give the same output, on any machine, without a stored mapping table.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from clinideid.document import Document, Span
+from clinideid.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class OperatorContext:
+    """Everything an operator may look at besides the span itself."""
+
+    document: Document
+    spans: Sequence[Span]  # all resolved spans of the document, in reading order
+    key: bytes | None = None  # secret key for keyed operators; None for unkeyed ones
+    scope_id: str = ""  # the surrogate scope: document id, patient id, or a corpus-wide constant
+    language: str = "en"
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def span_text(self, span: Span) -> str:
+        return self.document.span_text(span)
+
+
+class Operator(ABC):
+    """Replaces a span. ``name`` is how configs refer to it (``redact``, ``tag``, ``surrogate``...)."""
+
+    name: ClassVar[str] = ""
+    #: whether the operator needs a secret key (surrogates, keyed hash)
+    needs_key: ClassVar[bool] = False
+
+    @abstractmethod
+    def replace(self, span: Span, ctx: OperatorContext) -> str:
+        """The replacement text for ``span``."""
+
+
+_REGISTRY: dict[str, Callable[..., Operator]] = {}
+
+
+def register_operator(cls: type[Operator]) -> type[Operator]:
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def available_operators() -> list[str]:
+    import clinideid.transform.operators  # noqa: F401  (registers the built-in operators)
+
+    return sorted(_REGISTRY)
+
+
+def build_operator(name: str, **options: Any) -> Operator:
+    available_operators()
+    if name not in _REGISTRY:
+        raise ConfigError(f"unknown operator {name!r}; available: {', '.join(sorted(_REGISTRY))}")
+    try:
+        return _REGISTRY[name](**options)
+    except TypeError as exc:
+        raise ConfigError(f"bad options for operator {name!r}: {exc}") from None
