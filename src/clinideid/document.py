@@ -6,6 +6,7 @@ validated on creation, so a ``Document`` that exists holds only spans that fit i
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -62,7 +63,7 @@ class Span:
                 if a < 0 or b <= a:
                     raise SpanError(f"span fragment ({a}, {b}) is empty or negative")
             ordered = tuple(sorted(frags))
-            for (_, b1), (a2, _) in zip(ordered, ordered[1:], strict=False):
+            for (_, b1), (a2, _) in itertools.pairwise(ordered):
                 if a2 < b1:
                     raise SpanError("span fragments overlap")
             if ordered[0][0] != self.start or ordered[-1][1] != self.end:
@@ -120,7 +121,7 @@ def find_overlaps(spans: Iterable[Span]) -> list[tuple[Span, Span]]:
 
 def has_overlaps(spans: Iterable[Span]) -> bool:
     ordered = sort_spans(spans)
-    return any(b.start < a.end for a, b in zip(ordered, ordered[1:], strict=False))
+    return any(b.start < a.end for a, b in itertools.pairwise(ordered))
 
 
 @dataclass(frozen=True, slots=True)

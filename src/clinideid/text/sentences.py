@@ -9,6 +9,8 @@ and so do single line breaks when ``split_on_newline`` is set (the usual layout 
 
 from __future__ import annotations
 
+import itertools
+
 import regex
 
 _ABBREVIATIONS = {
@@ -105,7 +107,7 @@ def split_sentences(text: str, split_on_newline: bool = True) -> list[tuple[int,
         cuts.add(m.end())
     bounds = [0, *sorted(cuts), len(text)]
     out: list[tuple[int, int]] = []
-    for a, b in zip(bounds, bounds[1:], strict=False):
+    for a, b in itertools.pairwise(bounds):
         seg = text[a:b]
         stripped_left = len(seg) - len(seg.lstrip())
         stripped_right = len(seg) - len(seg.rstrip())
