@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import regex
 
-_TOKEN = regex.compile(r"\p{L}[\p{L}\p{M}]*|\p{N}+|[^\s]", regex.V1)
+_TOKEN = regex.compile(r"\p{L}[\p{L}\p{M}]*|\p{N}+|[^\s\x1c-\x1f]", regex.V1)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,1 @@
+"""Batch de-identification: reading inputs robustly, running the pipeline, writing outputs and a summary."""

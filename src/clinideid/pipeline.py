@@ -1,0 +1,230 @@
+"""``Deidentifier``: detect → resolve → transform, returning the new text and a report.
+
+The report maps every original span (offsets, label, detector, explanation) to its replacement's offsets in
+the output text and the operator used. It never contains the original text.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from clinideid.config import PipelineConfig, default_config, load_config
+from clinideid.detect.base import Detector, build_detector
+from clinideid.document import Document, Span, sort_spans
+from clinideid.errors import ClinideidError, ConfigError
+from clinideid.resolve import resolve_spans
+from clinideid.text.language import guess_language
+from clinideid.transform.apply import Replacement, apply_operators
+from clinideid.transform.base import Operator, build_operator
+
+log = logging.getLogger(__name__)
+
+#: characters of context shared by neighbouring chunks of a long document
+CHUNK_OVERLAP = 500
+
+
+@dataclass
+class DeidResult:
+    """The outcome for one document."""
+
+    document_id: str
+    text: str
+    language: str
+    spans: list[Span]
+    replacements: list[Replacement]
+    dropped: int = 0
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def report(self) -> dict[str, Any]:
+        """A JSON-ready report without any original text."""
+        return {
+            "id": self.document_id,
+            "language": self.language,
+            "n_spans": len(self.spans),
+            "n_dropped_overlaps": self.dropped,
+            "replacements": [r.to_dict() for r in self.replacements],
+        }
+
+
+def chunk_bounds(text: str, max_chars: int, overlap: int = CHUNK_OVERLAP) -> list[tuple[int, int]]:
+    """Chunks ``[(start, end)]`` of at most ``max_chars`` characters, cut at line breaks (or spaces)
+    when possible, consecutive chunks sharing ``overlap`` characters so no entity is lost at a cut."""
+    n = len(text)
+    if n <= max_chars:
+        return [(0, n)]
+    overlap = min(overlap, max_chars // 4)
+    bounds: list[tuple[int, int]] = []
+    start = 0
+    while start < n:
+        end = min(start + max_chars, n)
+        if end < n:
+            cut = text.rfind("\n", start + max_chars // 2, end)
+            if cut < 0:
+                cut = text.rfind(" ", start + max_chars // 2, end)
+            if cut > start:
+                end = cut + 1
+        bounds.append((start, end))
+        if end >= n:
+            break
+        start = max(end - overlap, start + 1)
+    return bounds
+
+
+class Deidentifier:
+    """A configured de-identification pipeline.
+
+    ``key`` is the secret for keyed operators (surrogates, keyed hash, date shift); a pipeline whose operators
+    need one and has none fails on first use with a clear ``ConfigError``.
+    """
+
+    def __init__(self, config: PipelineConfig, key: bytes | None = None) -> None:
+        self.config = config
+        self.key = key
+        self.detectors: list[Detector] = [build_detector(spec) for spec in config.detectors]
+        self._operators: dict[str, Operator] = {}
+        self._check_key()
+
+    @classmethod
+    def for_language(cls, language: str, key: bytes | None = None) -> Deidentifier:
+        return cls(default_config(language), key)
+
+    @classmethod
+    def from_file(cls, path: str | Path, key: bytes | None = None) -> Deidentifier:
+        return cls(load_config(path), key)
+
+    # -- operators ---------------------------------------------------------------------------------
+    def _check_key(self) -> None:
+        specs = [*self.config.operators.values()]
+        for spec in specs:
+            op = build_operator(spec.operator, **spec.options)
+            if op.needs_key and self.key is None:
+                raise ConfigError(
+                    f"operator {spec.operator!r} needs a secret key: pass --key-file FILE (or, for a one-off "
+                    "run whose surrogates need not be reproducible, --ephemeral-key)"
+                )
+
+    def operator_for(self, label: str) -> Operator:
+        op = self._operators.get(label)
+        if op is None:
+            spec = self.config.operator_for(label)
+            op = build_operator(spec.operator, **spec.options)
+            self._operators[label] = op
+        return op
+
+    # -- detection ---------------------------------------------------------------------------------
+    def detect(self, doc: Document) -> tuple[list[Span], int]:
+        """Resolved spans for ``doc`` and the number of spans dropped by resolution."""
+        found: list[Span] = []
+        for start, end in chunk_bounds(doc.text, self.config.max_chunk_chars):
+            chunk = (
+                doc
+                if (start, end) == (0, len(doc.text))
+                else Document(doc.id, doc.text[start:end], doc.language, doc.metadata)
+            )
+            for detector in self.detectors:
+                for span in detector.detect_one(chunk):
+                    if span.score is not None and span.score < self.config.min_score:
+                        continue
+                    if start:
+                        span = span.with_(
+                            start=span.start + start,
+                            end=span.end + start,
+                            fragments=tuple((a + start, b + start) for a, b in span.fragments),
+                        )
+                    found.append(span)
+        res = resolve_spans(found, self.config.resolution.policy, self.config.resolution.priority)
+        return sort_spans(res.kept), sum(1 for _, reason in res.dropped if reason != "duplicate")
+
+    # -- the whole job -----------------------------------------------------------------------------
+    def scope_id(self, doc: Document, patient_id: str | None) -> str:
+        if self.config.scope == "corpus":
+            return "corpus"
+        if self.config.scope == "patient":
+            pid = patient_id or doc.metadata.get("patient_id")
+            if pid:
+                return f"patient:{pid}"
+        return f"document:{doc.id}"
+
+    def deidentify(self, doc: Document, patient_id: str | None = None) -> DeidResult:
+        language = doc.language or self.config.language
+        spans, dropped = self.detect(doc)
+        new_text, replacements = apply_operators(
+            doc,
+            spans,
+            self.operator_for,
+            {"key": self.key, "scope_id": self.scope_id(doc, patient_id), "language": language},
+        )
+        return DeidResult(doc.id, new_text, language, spans, replacements, dropped, dict(doc.metadata))
+
+    def deidentify_text(self, text: str, doc_id: str = "text") -> str:
+        return self.deidentify(Document(doc_id, text, self.config.language)).text
+
+
+class MultilingualDeidentifier:
+    """Picks (and caches) one ``Deidentifier`` per document language; ``language='auto'`` guesses it."""
+
+    def __init__(
+        self,
+        language: str = "auto",
+        key: bytes | None = None,
+        config: PipelineConfig | None = None,
+        overrides: dict[str, Any] | None = None,
+    ) -> None:
+        self.language = language
+        self.key = key
+        self.config = config
+        self.overrides = overrides or {}
+        self._pipelines: dict[str, Deidentifier] = {}
+        if language != "auto" or config is not None:
+            self.pipeline(config.language if config is not None and language == "auto" else language)
+
+    def pipeline(self, language: str) -> Deidentifier:
+        if language not in self._pipelines:
+            if self.config is not None:
+                cfg = (
+                    self.config.model_copy(update={"language": language})
+                    if (language != self.config.language)
+                    else self.config
+                )
+            else:
+                cfg = default_config(language)
+            if self.overrides:
+                data = cfg.model_dump()
+                data["operators"] = {**data["operators"], **self.overrides.get("operators", {})}
+                for k, v in self.overrides.items():
+                    if k != "operators":
+                        data[k] = v
+                from clinideid.config import parse_config
+
+                cfg = parse_config(data, "command-line overrides")
+            self._pipelines[language] = Deidentifier(cfg, self.key)
+        return self._pipelines[language]
+
+    def language_of(self, doc: Document) -> str:
+        if doc.language:
+            return doc.language
+        if self.language != "auto":
+            return self.language
+        if self.config is not None:
+            return self.config.language
+        return guess_language(doc.text)
+
+    def deidentify(self, doc: Document, patient_id: str | None = None) -> DeidResult:
+        lang = self.language_of(doc)
+        doc = doc if doc.language == lang else Document(doc.id, doc.text, lang, doc.metadata, doc.spans)
+        return self.pipeline(lang).deidentify(doc, patient_id)
+
+    def deidentify_many(
+        self, docs: Iterable[Document], patient_ids: Sequence[str | None] | None = None
+    ) -> Iterator[DeidResult | ClinideidError]:
+        """Results in order; a document that fails yields its error instead and the batch goes on."""
+        for i, doc in enumerate(docs):
+            try:
+                yield self.deidentify(doc, patient_ids[i] if patient_ids else None)
+            except ClinideidError as exc:
+                log.warning("document %s failed: %s", doc.id, exc)
+                yield exc

@@ -1,0 +1,172 @@
+"""A small, dependency-free language guesser for the languages clinideid ships pipelines for.
+
+Clinical notes are full of numbers, abbreviations and drug names, so the guess uses only very frequent
+function words (and the script, for Russian). It is meant to pick a pipeline, not to be a general
+language identifier; pass the language explicitly when you know it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import regex
+
+SUPPORTED = ("en", "es", "it", "ru", "fr", "de")
+
+_STOPWORDS: dict[str, set[str]] = {
+    "en": {
+        "the",
+        "and",
+        "of",
+        "with",
+        "was",
+        "is",
+        "to",
+        "in",
+        "for",
+        "patient",
+        "on",
+        "he",
+        "she",
+        "his",
+        "her",
+        "no",
+        "at",
+        "by",
+        "from",
+        "history",
+        "were",
+        "which",
+    },
+    "es": {
+        "el",
+        "la",
+        "de",
+        "que",
+        "y",
+        "en",
+        "los",
+        "con",
+        "por",
+        "las",
+        "del",
+        "se",
+        "una",
+        "paciente",
+        "para",
+        "años",
+        "sin",
+        "al",
+        "como",
+        "presenta",
+    },
+    "it": {
+        "il",
+        "di",
+        "che",
+        "e",
+        "la",
+        "per",
+        "con",
+        "del",
+        "della",
+        "paziente",
+        "un",
+        "una",
+        "non",
+        "sono",
+        "gli",
+        "alla",
+        "anni",
+        "nel",
+        "dei",
+        "è",
+    },
+    "fr": {
+        "le",
+        "la",
+        "de",
+        "et",
+        "les",
+        "des",
+        "du",
+        "un",
+        "une",
+        "en",
+        "patient",
+        "patiente",
+        "pour",
+        "avec",
+        "au",
+        "est",
+        "dans",
+        "sur",
+        "ans",
+        "pas",
+    },
+    "de": {
+        "der",
+        "die",
+        "und",
+        "das",
+        "mit",
+        "von",
+        "den",
+        "des",
+        "ist",
+        "nicht",
+        "ein",
+        "eine",
+        "im",
+        "bei",
+        "patient",
+        "patientin",
+        "wurde",
+        "zu",
+        "auf",
+        "jahre",
+    },
+    "ru": {
+        "и",
+        "в",
+        "не",
+        "на",
+        "с",
+        "по",
+        "что",
+        "пациент",
+        "лет",
+        "года",
+        "при",
+        "из",
+        "был",
+        "была",
+        "от",
+        "для",
+        "к",
+        "у",
+        "до",
+        "без",
+    },
+}
+_WORD = regex.compile(r"\p{L}+")
+
+
+def guess_language(text: str, default: str = "en", sample_chars: int = 20_000) -> str:
+    """The most likely of ``SUPPORTED`` for ``text`` (``default`` when there is too little evidence)."""
+    sample = text[:sample_chars]
+    words = [w.lower() for w in _WORD.findall(sample)]
+    if not words:
+        return default
+    cyrillic = sum(1 for w in words if regex.match(r"\p{Cyrillic}", w))
+    if cyrillic > len(words) / 2:
+        return "ru"
+    scores: Counter[str] = Counter()
+    for w in words:
+        for lang, stops in _STOPWORDS.items():
+            if w in stops:
+                scores[lang] += 1
+    if not scores:
+        return default
+    best, count = scores.most_common(1)[0]
+    return best if count >= 2 else default
