@@ -30,21 +30,13 @@ def _register_commands() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point: clear one-line errors (exit 2) instead of tracebacks for known problems."""
+    """Console entry point: clear one-line errors (exit 2) instead of tracebacks for known problems.
+
+    Click (in standalone mode) handles usage errors itself; our own errors propagate to here.
+    """
     _register_commands()
     try:
-        app(args=argv, standalone_mode=False)
+        app(args=argv, prog_name="clinideid")
     except ClinideidError as exc:
         typer.secho(f"error: {exc}", err=True, fg=typer.colors.RED)
         sys.exit(2)
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
-    except typer.Abort:
-        sys.exit(130)
-    except Exception as exc:  # click usage errors
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        raise

@@ -100,7 +100,7 @@ def split_sentences(text: str, split_on_newline: bool = True) -> list[tuple[int,
     """Sentence ranges ``(start, end)`` covering every non-space character of ``text`` exactly once."""
     cuts: set[int] = set()
     for m in _BOUNDARY.finditer(text):
-        if not _ends_with_abbreviation(text[: m.start()]):
+        if not _ends_with_abbreviation(text[max(0, m.start() - 40) : m.start()]):
             cuts.add(m.end())
     line_break = regex.compile(r"\n\s*" if split_on_newline else r"\n[ \t]*\n\s*")
     for m in line_break.finditer(text):
