@@ -23,6 +23,7 @@ class RunSummary:
     per_label: Counter = field(default_factory=Counter)
     per_source: Counter = field(default_factory=Counter)
     per_operator: Counter = field(default_factory=Counter)
+    fallbacks: Counter = field(default_factory=Counter)
     characters: int = 0
     seconds: float = 0.0
 
@@ -33,6 +34,8 @@ class RunSummary:
             self.per_label[r.label] += 1
             self.per_source[r.source] += 1
             self.per_operator[r.operator] += 1
+            if r.note:
+                self.fallbacks[r.note] += 1
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -43,6 +46,7 @@ class RunSummary:
             "spans_per_label": dict(sorted(self.per_label.items())),
             "spans_per_detector": dict(sorted(self.per_source.items())),
             "spans_per_operator": dict(sorted(self.per_operator.items())),
+            "operator_fallbacks": dict(sorted(self.fallbacks.items())),
             "characters": self.characters,
             "seconds": round(self.seconds, 3),
             "characters_per_second": round(self.characters / self.seconds) if self.seconds else None,

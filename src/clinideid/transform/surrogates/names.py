@@ -1,0 +1,367 @@
+"""Person-name surrogates built per name *part*, so every written variant of a name maps consistently.
+
+"John Smith", "J. Smith", "Mr Smith", "SMITH" and "Smith, John" become "Peter Jones", "P. Jones",
+"Mr Jones", "JONES" and "Jones, Peter": the first name is keyed by its own normalised form, the surname by
+its own; an initial becomes the initial of the surrogate of the full first name written elsewhere in the
+document with the same surname (else a keyed letter); titles and particles are kept; each part keeps its
+case pattern (UPPER / Title / lower). The surrogate first name has the gender of the original, found in
+the first-name lists. Russian names keep patronymics (Иванович -> Петрович) and feminine surname forms
+(Иванова -> Петрова).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Literal
+
+from clinideid.transform.base import OperatorContext
+from clinideid.transform.surrogates.base import (
+    SurrogateGenerator,
+    SurrogateRequest,
+    SurrogateUnavailable,
+    pick_distinct,
+)
+from clinideid.transform.surrogates.lists import LIST_LANGUAGES, list_language, membership, surrogate_values
+from clinideid.transform.textcase import (
+    CYRILLIC_LOWER,
+    LATIN_LOWER,
+    apply_case,
+    case_pattern,
+    is_cyrillic,
+    normalize,
+    strip_accents,
+)
+
+NAME_LABELS = ("PATIENT", "DOCTOR", "PERSON", "FAMILY")
+
+TITLES = frozenset(
+    {
+        "mr", "mrs", "ms", "miss", "mx", "dr", "prof", "sir", "dame", "rev", "nurse",
+        "sr", "sra", "srta", "dna", "don", "dona", "dra", "lic", "lcdo", "lcda",
+        "sig", "sigra", "sig.ra", "signor", "signora", "dott", "dottssa", "dott.ssa", "dottor", "dottore",
+        "dottoressa", "prof.ssa", "mme", "mlle", "mr.", "pr", "docteur", "monsieur", "madame",
+        "herr", "frau", "hr", "fr", "doktor",
+        "г-н", "г-жа", "гн", "гжа", "госпожа", "господин", "д-р", "др", "проф", "тов",
+    }
+)  # fmt: skip
+FEMALE_TITLES = frozenset(
+    {"mrs", "ms", "miss", "dame", "sra", "srta", "dna", "dona", "dra", "sigra", "sig.ra", "signora",
+     "dottssa", "dott.ssa", "dottoressa", "prof.ssa", "mme", "mlle", "madame", "frau", "fr", "г-жа", "гжа",
+     "госпожа"}
+)  # fmt: skip
+PARTICLES = frozenset(
+    {"de", "del", "della", "la", "las", "los", "le", "van", "von", "der", "den", "ter", "ten", "di", "da",
+     "dos", "das", "du", "des", "y", "e", "bin", "ibn", "al", "el", "zu", "af", "av"}
+)  # fmt: skip
+
+_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
+_PATRONYMIC = re.compile(r"(ович|евич|ич|овна|евна|ична|инична)$", re.IGNORECASE)
+_RU_FEMININE_SURNAME = re.compile(r"(ов|ев|ёв|ин|ын)а$|(ск|цк)ая$", re.IGNORECASE)
+
+Role = Literal["first", "surname", "patronymic", "initial", "title", "particle"]
+
+
+@dataclass
+class _Unit:
+    """A word, a hyphenated compound ("Jean-Pierre") or an initial, with its position in the text."""
+
+    start: int
+    end: int
+    words: list[tuple[int, int]]  # the letter runs inside the unit
+    text: str
+    role: Role | None = None
+
+
+@dataclass
+class ParsedName:
+    text: str
+    units: list[_Unit] = field(default_factory=list)
+
+    def words(self, role: Role) -> list[str]:
+        return [u.text for u in self.units if u.role == role]
+
+
+#: one-letter abbreviations that are titles in a language ("D. José", "M. Dupont"), not initials
+SHORT_TITLES = {"es": frozenset({"d"}), "fr": frozenset({"m"})}
+
+
+def _is_title(unit: _Unit, text: str, language: str) -> bool:
+    norm = normalize(unit.text)
+    if len(norm) == 1:
+        return norm in SHORT_TITLES.get(language, frozenset()) and text[unit.end : unit.end + 1] == "."
+    return norm in TITLES
+
+
+def _units(text: str) -> list[_Unit]:
+    units: list[_Unit] = []
+    for m in _WORD.finditer(text):
+        if units and text[units[-1].end : m.start()] in ("-", "‐") and units[-1].role is None:
+            last = units[-1]
+            last.end = m.end()
+            last.words.append((m.start(), m.end()))
+            last.text = text[last.start : last.end]
+            continue
+        units.append(_Unit(m.start(), m.end(), [(m.start(), m.end())], m.group()))
+    return units
+
+
+def _lang_for(word: str, language: str) -> str:
+    """The list language for a word: its script decides between Russian and the document's language."""
+    cyr = is_cyrillic(word)
+    lang = list_language(language)
+    if cyr and lang != "ru":
+        return "ru"
+    if not cyr and lang == "ru":
+        return "en"
+    return lang
+
+
+@cache
+def _first_names(lang: str) -> tuple[frozenset[str], frozenset[str]]:
+    return membership(lang, "first_names_female"), membership(lang, "first_names_male")
+
+
+def _is_first_name(norm: str, lang: str) -> bool:
+    female, male = _first_names(lang)
+    return norm in female or norm in male
+
+
+def _is_surname(norm: str, lang: str) -> bool:
+    return norm in membership(lang, "surnames")
+
+
+def gender_of(first_name: str, language: str) -> Literal["female", "male"] | None:
+    """The gender of a first name according to the lists (document language first, then all others)."""
+    norm = normalize(first_name)
+    lang = _lang_for(first_name, language)
+    for candidate in (lang, *[x for x in LIST_LANGUAGES if x != lang]):
+        if is_cyrillic(first_name) != (candidate == "ru"):
+            continue
+        female, male = _first_names(candidate)
+        in_f, in_m = norm in female, norm in male
+        if in_f != in_m:
+            return "female" if in_f else "male"
+        if in_f and in_m:
+            return None
+    return None
+
+
+def parse_name(text: str, language: str = "en") -> ParsedName:
+    """Split a written name into titles, particles, initials, first names, surnames and patronymics."""
+    parsed = ParsedName(text, _units(text))
+    units = parsed.units
+    lang = list_language(language)
+    for i, unit in enumerate(units):
+        norm = normalize(unit.text)
+        if _is_title(unit, text, lang) and i < len(units) - 1:
+            unit.role = "title"
+        elif len(unit.words) == 1 and unit.end - unit.start == 1:
+            unit.role = "initial"
+        elif norm in PARTICLES and unit.text.islower() and 0 < i < len(units) - 1:
+            unit.role = "particle"
+        elif is_cyrillic(unit.text) and len(unit.text) > 5 and _PATRONYMIC.search(unit.text):
+            unit.role = "patronymic"
+    names = [u for u in units if u.role is None]
+    if not names:
+        return parsed
+    comma = text.find(",")
+    if comma != -1 and any(u.end <= comma for u in names) and any(u.start > comma for u in names):
+        for u in names:  # "Smith, John"
+            u.role = "surname" if u.end <= comma else "first"
+        return parsed
+    patronymic = next((u for u in units if u.role == "patronymic"), None)
+    if patronymic is not None:  # "Иванов Иван Иванович" / "Иван Иванович Иванов"
+        before = [u for u in names if u.end <= patronymic.start]
+        given = before[-1] if before else None
+        for u in names:
+            u.role = "first" if u is given else "surname"
+        return parsed
+    if len(names) == 1:
+        (only,) = names
+        has_prefix = any(u.role in ("title", "initial") for u in units)
+        norm = normalize(only.text)
+        wlang = _lang_for(only.text, lang)
+        is_first = _is_first_name(norm, wlang) and not _is_surname(norm, wlang)
+        only.role = "first" if (is_first and not has_prefix) else "surname"
+        return parsed
+    first, last = names[0], names[-1]
+    fl, ll = _lang_for(first.text, lang), _lang_for(last.text, lang)
+    reversed_order = (
+        _is_surname(normalize(first.text), fl)
+        and not _is_first_name(normalize(first.text), fl)
+        and _is_first_name(normalize(last.text), ll)
+        and not _is_surname(normalize(last.text), ll)
+    )
+    if reversed_order:  # "Smith John", "Иванов Иван"
+        for u in names:
+            u.role = "first" if u is last else "surname"
+        return parsed
+    first.role = "first"
+    for u in names[1:]:
+        ul = _lang_for(u.text, lang)
+        middle = (
+            u is not last and _is_first_name(normalize(u.text), ul) and not _is_surname(normalize(u.text), ul)
+        )
+        u.role = "first" if middle else "surname"
+    return parsed
+
+
+# --- per-part surrogates ----------------------------------------------------------------------------------
+
+
+def first_name_surrogate(word: str, req: SurrogateRequest) -> str:
+    """The keyed surrogate of one first name, same gender and case pattern."""
+    norm = normalize(word)
+    lang = _lang_for(word, req.language)
+    gender = gender_of(word, req.language)
+    if gender is None:
+        gender = "female" if req.rng("gender", norm).randbelow(2) else "male"
+    pool = surrogate_values(lang, f"first_names_{gender}")
+    return apply_case(pick_distinct(req.rng("first_name", norm), pool, word), case_pattern(word))
+
+
+def _ru_masculine_base(norm: str) -> tuple[str, bool]:
+    """("иванов", True) for "иванова": the masculine form a feminine surname is keyed by."""
+    m = _RU_FEMININE_SURNAME.search(norm)
+    if m is None:
+        return norm, False
+    if m.group(1):
+        return norm[:-1], True
+    return norm[:-2] + "ий", True
+
+
+def _ru_feminine(surname: str) -> str:
+    if re.search(r"(ов|ев|ёв|ин|ын)$", surname):
+        return surname + "а"
+    if re.search(r"(ск|цк)ий$", surname):
+        return surname[:-2] + "ая"
+    return surname
+
+
+def surname_surrogate(word: str, req: SurrogateRequest) -> str:
+    """The keyed surrogate of one surname (Russian feminine forms follow their masculine base)."""
+    norm = normalize(word)
+    lang = _lang_for(word, req.language)
+    feminine = False
+    if lang == "ru":
+        norm, feminine = _ru_masculine_base(norm)
+    pool = surrogate_values(lang, "surnames")
+    choice = pick_distinct(req.rng("surname", norm), pool, norm)
+    if feminine:
+        choice = _ru_feminine(choice)
+    return apply_case(choice, case_pattern(word))
+
+
+def _patronymic_base(norm: str) -> tuple[str, bool]:
+    m = _PATRONYMIC.search(norm)
+    assert m is not None
+    return norm[: m.start()], m.group(1).endswith("на")
+
+
+def patronymic_surrogate(word: str, req: SurrogateRequest) -> str:
+    """Иванович -> Петрович and Ивановна -> Петровна: keyed by the father's name both carry."""
+    father, female = _patronymic_base(normalize(word))
+    pool = [p for p in surrogate_values("ru", "patronymics") if p.endswith("ич")]
+    if not pool:
+        raise SurrogateUnavailable
+    choice = pick_distinct(req.rng("patronymic", father), pool, normalize(word)[: len(father)] + "ич")
+    if female:
+        choice = re.sub(r"ич$", "на", choice) if re.search(r"(ов|ев)ич$", choice) else choice[:-2] + "ична"
+    return apply_case(choice, case_pattern(word))
+
+
+def initial_surrogate(letter: str, req: SurrogateRequest) -> str:
+    """A keyed letter for an initial with no full first name to follow (same script and case)."""
+    alphabet = CYRILLIC_LOWER if is_cyrillic(letter) else LATIN_LOWER
+    norm = strip_accents(letter).lower()
+    rng = req.rng("initial", norm)
+    for _ in range(64):
+        choice = rng.choice(alphabet)
+        if choice != norm:
+            return choice.upper() if letter.isupper() else choice
+    raise SurrogateUnavailable
+
+
+# --- initials resolved against the document's other names ------------------------------------------------
+
+_CACHE: list[tuple[OperatorContext, dict[tuple[str, str], set[str]]]] = []
+
+
+def _document_first_names(ctx: OperatorContext) -> dict[tuple[str, str], set[str]]:
+    """(normalised surname, initial) -> full first names written with that surname in the document."""
+    cached = _CACHE[0] if _CACHE else None  # one snapshot: safe across threads
+    if cached is not None and cached[0] is ctx:
+        return cached[1]
+    table: dict[tuple[str, str], set[str]] = {}
+    for span in ctx.spans:
+        if span.label not in NAME_LABELS:
+            continue
+        parsed = parse_name(ctx.span_text(span), ctx.language)
+        firsts = parsed.words("first")
+        for surname in parsed.words("surname"):
+            for first in firsts:
+                initial = strip_accents(first[0]).lower()
+                table.setdefault((_surname_key(surname, ctx.language), initial), set()).add(first)
+    _CACHE[:] = [(ctx, table)]
+    return table
+
+
+def _surname_key(word: str, language: str) -> str:
+    norm = normalize(word)
+    return _ru_masculine_base(norm)[0] if is_cyrillic(word) else norm
+
+
+def _resolve_initial(letter: str, surnames: Sequence[str], req: SurrogateRequest) -> str:
+    table = _document_first_names(req.ctx)
+    norm_letter = strip_accents(letter).lower()
+    candidates: dict[str, str] = {}
+    for surname in surnames:
+        for first in table.get((_surname_key(surname, req.language), norm_letter), ()):
+            candidates.setdefault(normalize(first), first)
+    if len(candidates) == 1:
+        (first,) = candidates.values()
+        new = first_name_surrogate(first, req)[0]
+        return new.upper() if letter.isupper() else new.lower()
+    return initial_surrogate(letter, req)
+
+
+# --- the generator ------------------------------------------------------------------------------------------
+
+
+def surrogate_name(text: str, req: SurrogateRequest) -> str:
+    """``text`` with every name part replaced by its keyed surrogate; everything else kept."""
+    parsed = parse_name(text, req.language)
+    surnames = parsed.words("surname")
+    replacements: list[tuple[int, int, str]] = []
+    for unit in parsed.units:
+        if unit.role in ("title", "particle", None):
+            continue
+        for a, b in unit.words:
+            word = text[a:b]
+            if unit.role == "first":
+                new = first_name_surrogate(word, req)
+            elif unit.role == "surname":
+                new = surname_surrogate(word, req)
+            elif unit.role == "patronymic":
+                new = patronymic_surrogate(word, req)
+            else:
+                new = _resolve_initial(word, surnames, req)
+            replacements.append((a, b, new))
+    if not replacements:
+        raise SurrogateUnavailable
+    out, pos = [], 0
+    for a, b, new in replacements:
+        out += [text[pos:a], new]
+        pos = b
+    out.append(text[pos:])
+    return "".join(out)
+
+
+class NameGenerator(SurrogateGenerator):
+    labels = NAME_LABELS
+
+    def generate(self, req: SurrogateRequest, attempt: int) -> str:
+        return surrogate_name(req.value, req)

@@ -1,0 +1,126 @@
+"""Secret keys: loading, generating, and the refusal to run keyed operators without one."""
+
+from __future__ import annotations
+
+import base64
+import os
+
+import pytest
+
+from clinideid.document import Document, Span
+from clinideid.errors import ConfigError
+from clinideid.transform.base import OperatorContext, build_operator
+from clinideid.transform.keys import (
+    MIN_KEY_BYTES,
+    KeyedRandom,
+    ephemeral_key,
+    generate_key,
+    keyed_digest,
+    load_key,
+    require_key,
+    save_key,
+    scope_for,
+)
+
+
+def test_generate_key_is_random_and_long_enough():
+    a, b = generate_key(), generate_key()
+    assert len(a) == 32 and a != b
+    with pytest.raises(ConfigError):
+        generate_key(8)
+
+
+def test_ephemeral_key_is_a_fresh_key(caplog):
+    key = ephemeral_key()
+    assert len(key) >= MIN_KEY_BYTES
+    assert "ephemeral" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        lambda k: k,  # raw bytes
+        lambda k: k.hex().encode(),
+        lambda k: (k.hex() + "\n").encode(),
+        lambda k: base64.b64encode(k),
+        lambda k: b"base64:" + base64.b64encode(k),
+        lambda k: b"hex:" + k.hex().encode(),
+    ],
+)
+def test_load_key_formats(tmp_path, content):
+    key = bytes(range(200, 232))
+    path = tmp_path / "key"
+    path.write_bytes(content(key))
+    assert load_key(path) == key
+
+
+def test_save_then_load_round_trip_and_private_mode(tmp_path):
+    key = generate_key()
+    path = save_key(tmp_path / "k.txt", key)
+    assert load_key(path) == key
+    assert os.stat(path).st_mode & 0o077 == 0
+    with pytest.raises(ConfigError, match="already exists"):
+        save_key(path, key)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "0 bytes"),
+        (b"abcd", "at least 16"),
+        (bytes(range(10)), "at least 16"),
+        (b"not a key at all!!", "neither hex nor base64"),
+    ],
+)
+def test_load_key_rejects_bad_keys(tmp_path, content, message):
+    path = tmp_path / "key"
+    path.write_bytes(content)
+    with pytest.raises(ConfigError, match=message):
+        load_key(path)
+
+
+def test_missing_key_file_says_how_to_make_one(tmp_path):
+    with pytest.raises(ConfigError, match="keygen"):
+        load_key(tmp_path / "nope")
+
+
+def test_keyed_operator_without_key_asks_for_key_file():
+    doc = Document("d", "John Smith", spans=[Span(0, 10, "PATIENT")])
+    ctx = OperatorContext(document=doc, spans=doc.spans)
+    with pytest.raises(ConfigError, match="--key-file") as info:
+        build_operator("surrogate").replace(doc.spans[0], ctx)
+    assert "--ephemeral-key" in str(info.value)
+    assert "John" not in str(info.value)
+    for name in ("hash", "date_shift"):
+        with pytest.raises(ConfigError, match="--key-file"):
+            build_operator(name).replace(doc.spans[0], ctx)
+    with pytest.raises(ConfigError):
+        require_key(b"short", "hash")
+
+
+def test_keyed_digest_is_unambiguous_and_keyed():
+    key = bytes(16)
+    assert keyed_digest(key, "ab", "c") != keyed_digest(key, "a", "bc")
+    assert keyed_digest(key, "x") != keyed_digest(bytes([1]) * 16, "x")
+    assert keyed_digest(key, "x") == keyed_digest(key, "x")
+
+
+def test_keyed_random_is_deterministic_and_uniformish():
+    a = KeyedRandom(bytes(16), "scope", "v")
+    b = KeyedRandom(bytes(16), "scope", "v")
+    draws = [a.randbelow(10) for _ in range(2000)]
+    assert draws == [b.randbelow(10) for _ in range(2000)]
+    counts = [draws.count(i) for i in range(10)]
+    assert min(counts) > 130 and max(counts) < 270
+    assert all(3 <= a.randint(3, 5) <= 5 for _ in range(100))
+    with pytest.raises(ValueError):
+        a.choice([])
+
+
+def test_scope_for():
+    assert scope_for("d1", {}, "document") == "document:d1"
+    assert scope_for("d1", {"patient_id": "p9"}, "patient") == "patient:p9"
+    assert scope_for("d1", {}, "patient") == "document:d1"
+    assert scope_for("d1", {}, "corpus") == scope_for("d2", {}, "corpus")
+    with pytest.raises(ConfigError):
+        scope_for("d1", {}, "galaxy")
