@@ -155,6 +155,7 @@ class StreetGenerator(SurrogateGenerator):
         name_run: list[str] = []
         numbers = req.rng("street_number", normalize(text), attempt)
         replaced = False
+        seen_number = False  # floor/door designations after the house number ("4º B", "2º dcha") are kept
 
         def flush() -> None:
             nonlocal replaced
@@ -170,9 +171,11 @@ class StreetGenerator(SurrogateGenerator):
             if tok[0].isdigit():
                 flush()
                 out.append(reshape(tok, numbers))
-                replaced = True
+                replaced = seen_number = True
             elif tok[0].isalpha():
-                if norm in types or (tok.islower() and norm in _CONNECTORS and not name_run):
+                if seen_number and not name_run and (len(tok) <= 4 or not tok[0].isupper()):
+                    out.append(tok)
+                elif norm in types or (tok.islower() and norm in _CONNECTORS and not name_run):
                     flush()
                     out.append(tok)
                 elif (suffix := _de_suffix(tok, all_suffixes=lang == "de")) is not None:
