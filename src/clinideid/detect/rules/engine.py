@@ -1,0 +1,173 @@
+"""The rule engine: ordered, iterative passes over a text whose earlier findings are masked out.
+
+Each pass runs all its rules on the *masked* text: every character of a span found by an earlier pass is
+replaced by a mask character (one private-use character per character, encoding the span's label; see
+``masking``), so offsets never move. A later pass therefore cannot re-label what an earlier one decided
+(the patient-name pass cannot take a hospital name; a name found as the patient's stays the patient's),
+and rules can be written for the text that is left. Within a pass, overlapping candidates are resolved by rule ``priority``, then length, then rule
+order. Names from rules marked ``propagate`` are then searched in the rest of the text (``propagate``)
+before the next pass. Finally, adjacent spans of the pack's ``merge_adjacent`` labels are joined.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from clinideid.detect.rules.compiler import CompiledPack, CompiledPass
+from clinideid.detect.rules.masking import UNMASKED_RUN, is_masked, mask, prepare
+from clinideid.detect.rules.matchers import Matcher
+from clinideid.detect.rules.propagate import Seed, find_variants
+from clinideid.errors import ConfigError
+
+_EDGE_PUNCT = " \t\r\n\f\v,;:(-–—/"
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """One span the engine found (``safe`` ones are masked but not reported)."""
+
+    start: int
+    end: int
+    label: str | None
+    score: float
+    rule_id: str
+    pass_name: str
+    safe: bool = False
+    propagated: bool = False
+
+
+def _trim(text: str, s: int, e: int, chars: str) -> tuple[int, int]:
+    while s < e and text[s] in chars:
+        s += 1
+    while e > s and text[e - 1] in chars:
+        e -= 1
+    return s, e
+
+
+class RuleEngine:
+    """Runs a compiled pack (optionally only some of its passes) over texts."""
+
+    def __init__(self, pack: CompiledPack, passes: Sequence[str] | None = None) -> None:
+        self.pack = pack
+        if passes is None:
+            self.passes: tuple[CompiledPass, ...] = pack.passes
+        else:
+            unknown = [p for p in passes if p not in pack.pass_names]
+            if unknown:
+                raise ConfigError(
+                    f"rule pack {pack.origin} has no pass(es) {', '.join(unknown)}; "
+                    f"its passes: {', '.join(pack.pass_names)}"
+                )
+            wanted = set(passes)
+            self.passes = tuple(p for p in pack.passes if p.name in wanted)
+
+    # -- one candidate -> accepted pieces -------------------------------------------------------------
+    def _pieces(self, m: Matcher, s: int, e: int, masked: str, text: str) -> Iterator[tuple[int, int, float]]:
+        segment = masked[s:e]
+        if not is_masked(segment):
+            ranges = [_trim(text, s, e, " \t\r\n\f\v")]
+        else:
+            ranges = [
+                _trim(text, s + r.start(), s + r.end(), _EDGE_PUNCT) for r in UNMASKED_RUN.finditer(segment)
+            ]
+        allow = self.pack.allowlist
+        for a, b in ranges:
+            length = b - a
+            if length < m.min_length or length > m.max_length:
+                continue
+            piece = text[a:b]
+            if not any(ch.isalnum() for ch in piece):
+                continue
+            if m.use_allowlist and allow is not None and allow.contains(piece):
+                continue
+            score = m.score
+            if m.context is not None:
+                if m.context.present(text, a, b):
+                    if not m.context_required:
+                        score = min(1.0, score + m.boost)
+                elif m.context_required:
+                    continue
+            if m.not_context is not None and m.not_context.present(text, a, b):
+                continue
+            yield a, b, score
+
+    def _run_pass(self, p: CompiledPass, masked: str, text: str) -> list[Found]:
+        hits = []
+        for order, m in enumerate(p.matchers):
+            if m.trigger is not None and m.trigger.search(masked) is None:
+                continue
+            for s, e, label in m.candidates(masked):
+                for a, b, score in self._pieces(m, s, e, masked, text):
+                    hits.append((-m.priority, -(b - a), order, a, b, label, score, m))
+        hits.sort(key=lambda h: h[:4])
+        taken: list[tuple[int, int]] = []
+        chosen: list[Found] = []
+        for _, _, _, a, b, label, score, m in hits:
+            i = bisect.bisect_left(taken, (a, a))
+            if (i < len(taken) and taken[i][0] < b) or (i > 0 and taken[i - 1][1] > a):
+                continue
+            taken.insert(i, (a, b))
+            chosen.append(Found(a, b, label, score, m.rule_id, p.name, safe=m.safe))
+        return chosen
+
+    def _propagate(self, p: CompiledPass, chosen: list[Found], masked: str, text: str) -> list[Found]:
+        by_id = {m.rule_id: m for m in p.matchers}
+        seeds = []
+        for f in sorted(chosen, key=lambda f: f.start):
+            m = by_id[f.rule_id]
+            if m.propagate is None or f.safe or f.label is None:
+                continue
+            seeds.append(Seed(text[f.start : f.end], f.label, f.score, f.rule_id, m.propagate))
+        if not seeds:
+            return []
+        out = []
+        for s, e, seed in find_variants(
+            seeds, masked, connectors=self.pack.connectors, allowlist=self.pack.allowlist
+        ):
+            score = round(seed.score * seed.spec.score_factor, 4)
+            out.append(Found(s, e, seed.label, score, f"{seed.rule_id}+propagated", p.name, propagated=True))
+        return out
+
+    def run(self, text: str) -> list[Found]:
+        """Every span found in ``text`` (safe ones excluded), in reading order, non-overlapping."""
+        masked = prepare(text)
+        found: list[Found] = []
+        for p in self.passes:
+            chosen = self._run_pass(p, masked, text)
+            if not chosen:
+                continue
+            masked = mask(masked, ((f.start, f.end, None if f.safe else f.label) for f in chosen))
+            extra = self._propagate(p, chosen, masked, text)
+            if extra:
+                masked = mask(masked, ((f.start, f.end, f.label) for f in extra))
+                chosen.extend(extra)
+            found.extend(chosen)
+        kept = sorted((f for f in found if not f.safe), key=lambda f: f.start)
+        return self._merge_adjacent(kept, text)
+
+    def _merge_adjacent(self, spans: list[Found], text: str) -> list[Found]:
+        labels = self.pack.merge_labels
+        if not labels or len(spans) < 2:
+            return spans
+        out: list[Found] = [spans[0]]
+        for f in spans[1:]:
+            prev = out[-1]
+            if (
+                f.label == prev.label
+                and f.label in labels
+                and self.pack.merge_gap.fullmatch(text, prev.end, f.start) is not None
+            ):
+                out[-1] = Found(
+                    prev.start,
+                    f.end,
+                    prev.label,
+                    max(prev.score, f.score),
+                    prev.rule_id,
+                    prev.pass_name,
+                    propagated=prev.propagated and f.propagated,
+                )
+            else:
+                out.append(f)
+        return out

@@ -1,0 +1,322 @@
+"""Compiled rules: each kind turns the (masked) text into candidate spans.
+
+A matcher only proposes ``(start, end, label)`` candidates on the masked text; the engine then cuts them
+around masked characters, applies length limits, the allow-list and context words, and picks among
+overlapping candidates. Everything a matcher needs (regexes, word sets) is compiled once per pack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import regex
+
+from clinideid.detect.rules.schema import PropagateSpec
+
+_TOKEN = regex.compile(r"\p{L}[\p{L}\p{M}]*|\p{N}+|[^\s]", regex.V1)
+_TRAIL = regex.compile(r"[\s.,;:]+$")
+_LEAD = regex.compile(r"^\s+")
+_SEPARATORS = regex.compile(r"[\s\-./]")
+_NON_SPACE = regex.compile(r"\S+")
+
+Candidate = tuple[int, int, "str | None"]
+
+
+@dataclass(frozen=True)
+class CompiledContext:
+    """Context words before/after a span within a window of characters or tokens."""
+
+    before: Any  # compiled regex or None
+    after: Any
+    window: int
+    unit: str
+
+    def _before_text(self, text: str, start: int) -> str:
+        if self.unit == "chars":
+            return text[max(0, start - self.window) : start]
+        region = text[max(0, start - self.window * 30) : start]
+        toks = list(_TOKEN.finditer(region))
+        return region[toks[-self.window].start() :] if len(toks) > self.window else region
+
+    def _after_text(self, text: str, end: int) -> str:
+        if self.unit == "chars":
+            return text[end : end + self.window]
+        region = text[end : end + self.window * 30]
+        toks = list(_TOKEN.finditer(region))
+        return region[: toks[self.window - 1].end()] if len(toks) >= self.window else region
+
+    def present(self, text: str, start: int, end: int) -> bool:
+        if self.before is not None and self.before.search(self._before_text(text, start)):
+            return True
+        return self.after is not None and bool(self.after.search(self._after_text(text, end)))
+
+
+class Matcher:
+    """What every compiled rule shares; subclasses implement ``candidates``."""
+
+    kind = ""
+
+    def __init__(
+        self,
+        *,
+        rule_id: str,
+        label: str | None,
+        score: float,
+        safe: bool = False,
+        propagate: PropagateSpec | None = None,
+        use_allowlist: bool = False,
+        min_length: int = 1,
+        max_length: int = 500,
+        context: CompiledContext | None = None,
+        not_context: CompiledContext | None = None,
+        context_required: bool = True,
+        boost: float = 0.1,
+        priority: int = 0,
+        trigger: Any = None,
+    ) -> None:
+        self.rule_id = rule_id
+        self.label = label
+        self.score = score
+        self.safe = safe
+        self.propagate = propagate
+        self.use_allowlist = use_allowlist
+        self.min_length = min_length
+        self.max_length = max_length
+        self.context = context
+        self.not_context = not_context
+        self.context_required = context_required
+        self.boost = boost
+        self.priority = priority
+        self.trigger = trigger
+
+    def candidates(self, masked: str) -> Iterator[Candidate]:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.rule_id}>"
+
+
+def compact(s: str) -> str:
+    """``s`` without spaces, hyphens, dots and slashes (what validators receive)."""
+    return _SEPARATORS.sub("", s)
+
+
+class RegexMatcher(Matcher):
+    kind = "regex"
+
+    def __init__(
+        self,
+        pattern: Any,
+        *,
+        group: int | str | None = None,
+        groups: dict[str, str] | None = None,
+        validator: Callable[[str], bool] | None = None,
+        **common: Any,
+    ) -> None:
+        super().__init__(**common)
+        self.pattern = pattern
+        self.group = group or 0
+        self.groups = groups
+        self.validator = validator
+
+    def candidates(self, masked: str) -> Iterator[Candidate]:
+        for m in self.pattern.finditer(masked):
+            if self.groups:
+                for name, label in self.groups.items():
+                    s, e = m.span(name)
+                    if 0 <= s < e:
+                        yield s, e, label
+                continue
+            s, e = m.span(self.group)
+            if s < 0 or e <= s:
+                continue
+            if self.validator is not None and not self.validator(compact(masked[s:e])):
+                continue
+            yield s, e, self.label
+
+
+class FieldMatcher(Matcher):
+    kind = "field"
+
+    def __init__(
+        self, pattern: Any, *, stops: list[Any], validator: Callable[[str], bool] | None, **common: Any
+    ) -> None:
+        super().__init__(**common)
+        self.pattern = pattern
+        self.stops = stops
+        self.validator = validator
+
+    def candidates(self, masked: str) -> Iterator[Candidate]:
+        for m in self.pattern.finditer(masked):
+            s, e = m.span("value")
+            if e <= s:
+                continue
+            value = masked[s:e]
+            cut = len(value)
+            for stop in self.stops:
+                found = stop.search(value)
+                if found is not None and found.start() < cut:
+                    cut = found.start()
+            value = value[:cut]
+            trail = _TRAIL.search(value)
+            if trail is not None:
+                value = value[: trail.start()]
+            lead = _LEAD.match(value)
+            offset = lead.end() if lead else 0
+            if offset >= len(value):
+                continue
+            start, end = s + offset, s + len(value)
+            if self.validator is not None and not self.validator(compact(masked[start:end])):
+                continue
+            yield start, end, self.label
+
+
+class ContextNameMatcher(Matcher):
+    kind = "context_name"
+
+    def __init__(
+        self,
+        pattern: Any,
+        *,
+        direction: str,
+        word: Any,
+        connectors: frozenset[str],
+        stop_words: frozenset[str],
+        min_words: int,
+        require: Any | None,
+        **common: Any,
+    ) -> None:
+        super().__init__(**common)
+        self.pattern = pattern
+        self.direction = direction
+        self.word = word
+        self.connectors = connectors
+        self.stop_words = stop_words
+        self._upper_stops = frozenset(w.upper() for w in stop_words)
+        self.min_words = min_words
+        self.require = require
+
+    def _is_stop(self, item: str) -> bool:
+        """Stop words match as written, or in upper case ("Servicio", "SERVICIO"), with or without a
+        trailing ``.:,;`` -- so a stop word "De" does not stop at the connector "de"."""
+        word = item.rstrip(".:,;")
+        stops = self.stop_words
+        return item in stops or word in stops or (word.isupper() and word in self._upper_stops)
+
+    def candidates(self, masked: str) -> Iterator[Candidate]:
+        for m in self.pattern.finditer(masked):
+            s = m.start("name")
+            items = [(s + w.start(), s + w.end(), w.group()) for w in _NON_SPACE.finditer(m.group("name"))]
+            if self.direction == "after":
+                for i, item in enumerate(items):
+                    if self._is_stop(item[2]):
+                        items = items[:i]
+                        break
+                while items and items[-1][2] in self.connectors:
+                    items.pop()
+            else:
+                for i in range(len(items) - 1, -1, -1):
+                    if self._is_stop(items[i][2]):
+                        items = items[i + 1 :]
+                        break
+                while items and items[0][2] in self.connectors:
+                    items.pop(0)
+            words = [it for it in items if it[2] not in self.connectors]
+            if len(words) < self.min_words:
+                continue
+            if self.require is not None and not any(self.require.contains(w[2].rstrip(".")) for w in words):
+                continue
+            yield items[0][0], items[-1][1], self.label
+
+
+class GazetteerMatcher(Matcher):
+    kind = "gazetteer"
+
+    _CAPITALISED = regex.compile(r"(?<![\p{L}\p{M}\p{N}])\p{Lu}[\p{L}\p{M}]*")
+
+    def __init__(
+        self,
+        gazetteer: Any,
+        *,
+        require_capital: bool,
+        labels_from_entries: bool = False,
+        first_tokens: frozenset[str] | None = None,
+        max_chars: int = 0,
+        normalize: Callable[[str], str] | None = None,
+        extend_right: Any = None,
+        extend_left: Any = None,
+        extend_max: int = 3,
+        require_extension: bool = False,
+        allowlist: Any = None,
+        **common: Any,
+    ) -> None:
+        super().__init__(**common)
+        self.gazetteer = gazetteer
+        self.require_capital = require_capital
+        self.labels_from_entries = labels_from_entries
+        # with require_capital, only capitalised words whose normalised form starts an entry are looked
+        # up (in a window long enough for the longest entry): much less work than matching every token
+        self.first_tokens = first_tokens
+        self.max_chars = max_chars
+        self.normalize = normalize
+        self._norm_cache: dict[str, str] = {}
+        self.extend_right = extend_right
+        self.extend_left = extend_left
+        self.extend_max = extend_max
+        self.require_extension = require_extension
+        self.allowlist = allowlist
+
+    def _find(self, masked: str) -> Iterator[tuple[int, int, str]]:
+        if not (self.require_capital and self.first_tokens is not None and self.normalize is not None):
+            yield from self.gazetteer.find(masked)
+            return
+        cache = self._norm_cache
+        if len(cache) > 200_000:
+            cache.clear()
+        next_free = 0
+        for m in self._CAPITALISED.finditer(masked):
+            start = m.start()
+            if start < next_free:
+                continue
+            word = m.group()
+            key = cache.get(word)
+            if key is None:
+                key = cache[word] = self.normalize(word)
+            if key not in self.first_tokens:
+                continue
+            for s, e, value in self.gazetteer.find(masked[start : start + self.max_chars]):
+                if s == 0:
+                    next_free = start + e
+                    yield start, start + e, value
+                break
+
+    def _extend(self, masked: str, s: int, e: int) -> tuple[int, int, bool]:
+        grown = False
+        if self.extend_right is not None:
+            for _ in range(self.extend_max):
+                m = self.extend_right.match(masked, e)
+                if m is None or m.end() == e:
+                    break
+                e, grown = m.end(), True
+        if self.extend_left is not None:
+            for _ in range(self.extend_max):
+                m = self.extend_left.search(masked, max(0, s - 80), s)
+                if m is None or m.start() == s:
+                    break
+                s, grown = m.start(), True
+        return s, e, grown
+
+    def candidates(self, masked: str) -> Iterator[Candidate]:
+        extending = self.extend_right is not None or self.extend_left is not None
+        for s, e, value in self._find(masked):
+            if self.require_capital and not masked[s].isupper():
+                continue
+            if extending and self.allowlist is not None and self.allowlist.contains(masked[s:e]):
+                continue
+            if extending:
+                s, e, grown = self._extend(masked, s, e)
+                if self.require_extension and not grown:
+                    continue
+            yield s, e, value if self.labels_from_entries else self.label

@@ -1,0 +1,189 @@
+"""Propagation: a name found by a strong rule is searched again everywhere else in the document.
+
+Rule systems get much of their recall here (DEDUCE does the same with the patient's name from metadata):
+once "Nombre: Ernesto / Apellidos: Rivera Bueno" is known, "Sr. Rivera", "RIVERA BUENO" and "E. Rivera"
+later in the note are the same person, with the same role. Variants: the full name (case-insensitive,
+any spacing), each part (a word of ``min_part_length``+ letters that is not a connector or allow-listed;
+it must be capitalised in the text), optionally preceded by initials.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import regex
+
+from clinideid.detect.rules.schema import PropagateSpec
+
+_WORD = regex.compile(r"[\p{L}\p{M}'’]+(?:-[\p{L}\p{M}'’]+)*")
+_INITIALS_BEFORE = re.compile(r"(?<!\w)(?:[^\W\d_]\.[ \t]?){1,3}[ \t]*$")  # upper case checked after matching
+_LEFT_WORD = regex.compile(r"(\p{Lu}[\p{L}\p{M}'’\-]*)[ \t]+$")
+_RIGHT_WORD = regex.compile(r"[ \t]+(\p{Lu}[\p{L}\p{M}'’\-]*)")
+_SENTENCE_START = re.compile(r"(?:^|[.!?][ \t]+|\n[ \t]*)$")
+#: titles that may stand right before a name part without making it part of another name
+DEFAULT_TITLES = frozenset(
+    [
+        "dr",
+        "dra",
+        "dres",
+        "mr",
+        "mrs",
+        "ms",
+        "miss",
+        "mx",
+        "sr",
+        "sra",
+        "srta",
+        "sres",
+        "don",
+        "doña",
+        "dª",
+        "prof",
+        "profa",
+        "pr",
+        "pt",
+        "herr",
+        "frau",
+        "fr",
+        "hr",
+        "mme",
+        "mlle",
+        "m",
+        "dott",
+        "dottssa",
+        "sig",
+        "sigra",
+        "signor",
+        "signora",
+    ]
+)
+
+
+@dataclass(frozen=True)
+class Seed:
+    """A found span to propagate: its text, label, score, rule id and settings."""
+
+    text: str
+    label: str
+    score: float
+    rule_id: str
+    spec: PropagateSpec
+
+
+def _norm(s: str) -> str:
+    return " ".join(s.split()).lower()
+
+
+def _in_other_name(masked: str, start: int, end: int, own: set[str], ignore: frozenset[str]) -> bool:
+    """Whether a part found at ``start:end`` sits next to a capitalised word that is not one of its own
+    name's words: then it belongs to another person's name ("José Barquero Romero" is not Ms Romero)."""
+    left = _LEFT_WORD.search(masked, max(0, start - 40), start)
+    if left is not None and _SENTENCE_START.search(masked, max(0, left.start() - 4), left.start()):
+        left = None  # a capitalised word that starts a sentence or a line ("Firma E. Rivera")
+    right = _RIGHT_WORD.match(masked, end, min(len(masked), end + 40))
+    for m in (left, right):
+        if m is None:
+            continue
+        word = m.group(1).lower()
+        if word not in own and word not in ignore:
+            return True
+    return False
+
+
+def find_variants(
+    seeds: Iterable[Seed],
+    masked: str,
+    *,
+    connectors: frozenset[str],
+    allowlist: Any | None,
+    titles: frozenset[str] = DEFAULT_TITLES,
+) -> list[tuple[int, int, Seed]]:
+    """Mentions of the seeds' names in ``masked`` (already-found spans are masked), left to right.
+
+    A name part is skipped where it stands next to another capitalised word that is not a title, a
+    connector or a word of the same name, since it is then part of someone else's name.
+    """
+    full: dict[str, Seed] = {}
+    parts: dict[str, Seed] = {}
+    own_words: dict[str, set[str]] = {}  # label -> words of every seed name with that label
+    for seed in seeds:
+        name = _norm(seed.text)
+        if not name:
+            continue
+        # a one-word name is searched as a part (capitalised, not allow-listed): "Se" or "Por" taken for
+        # a name by mistake must not spread to every "se" of the note
+        if seed.spec.full and " " in name:
+            full.setdefault(name, seed)
+        if seed.spec.parts:
+            for w in _WORD.findall(seed.text):
+                key = w.lower()
+                if len(w) < seed.spec.min_part_length or w in connectors or key in connectors:
+                    continue
+                if allowlist is not None and allowlist.contains(w):
+                    continue
+                parts.setdefault(key, seed)
+        own_words.setdefault(seed.label, set()).update(w.lower() for w in _WORD.findall(seed.text))
+    if not full and not parts:
+        return []
+    lowered = masked.lower()
+    if len(lowered) != len(masked):  # a case mapping changed the length: offsets would not line up
+        return []
+    ignore = connectors | titles
+    hits: list[tuple[int, int, Seed]] = []
+    for name, seed in full.items():
+        words = name.split()
+        pos = lowered.find(words[0])
+        while pos != -1:
+            end = _match_words(lowered, pos, words)
+            if end != -1 and _bounded(masked, pos, end):
+                hits.append((pos, end, seed))
+            pos = lowered.find(words[0], pos + 1)
+    for part, seed in parts.items():
+        pos = lowered.find(part)
+        while pos != -1:
+            end = pos + len(part)
+            if _bounded(masked, pos, end) and masked[pos].isupper():
+                start = pos
+                if seed.spec.initials:
+                    m = _INITIALS_BEFORE.search(masked, max(0, pos - 12), pos)
+                    if m is not None and all(c.isupper() for c in m.group() if c.isalpha()):
+                        start = m.start()
+                if not _in_other_name(masked, start, end, own_words.get(seed.label, set()), ignore):
+                    hits.append((start, end, seed))
+            pos = lowered.find(part, pos + 1)
+    # longest first, then leftmost: full names win over their parts
+    hits.sort(key=lambda h: (-(h[1] - h[0]), h[0]))
+    taken: list[tuple[int, int]] = []
+    out = []
+    for s, e, seed in hits:
+        if any(s < b and a < e for a, b in taken):
+            continue
+        taken.append((s, e))
+        out.append((s, e, seed))
+    out.sort(key=lambda h: h[0])
+    return out
+
+
+def _bounded(text: str, start: int, end: int) -> bool:
+    """No letter or digit right before ``start`` or right after ``end``."""
+    return (start == 0 or not text[start - 1].isalnum()) and (end == len(text) or not text[end].isalnum())
+
+
+def _match_words(lowered: str, pos: int, words: list[str]) -> int:
+    """End of ``words`` found at ``pos`` with any whitespace between them, or -1."""
+    i = pos
+    for k, word in enumerate(words):
+        if k:
+            j = i
+            while j < len(lowered) and lowered[j] in " \t\n":
+                j += 1
+            if j == i:
+                return -1
+            i = j
+        if not lowered.startswith(word, i):
+            return -1
+        i += len(word)
+    return i
