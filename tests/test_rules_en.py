@@ -55,6 +55,6 @@ def test_english_note(spans, expected):
 
 def test_english_note_relative_and_medical_terms(spans):
     texts = {t for _, t in spans}
-    assert any(label == "FAMILY" and "Ellen" in t for label, t in spans)
+    assert any(label == "PATIENT" and "Ellen" in t for label, t in spans)
     assert not {"Parkinson", "Crohn", "EF"} & texts
     assert not any("35%" in t or "2 weeks" in t for t in texts)

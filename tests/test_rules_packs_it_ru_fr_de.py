@@ -122,7 +122,7 @@ IT_DISCHARGE_PHI: Expected = [
     ("20121", "ZIP"),
     ("Milano", "CITY", 1),
     ("Marco Bianchi", "DOCTOR"),
-    ("Anna Russo", "FAMILY"),
+    ("Anna Russo", "PATIENT"),
     ("338 123 4567", "PHONE"),
     ("anna.russo@example.it", "EMAIL"),
 ]
@@ -177,7 +177,7 @@ IT_EMERGENCY_PHI: Expected = [
     ("02-02-2024", "DATE"),
     ("14:35", "DATE"),
     ("73 anni", "AGE"),
-    ("Carlo Romano", "FAMILY"),
+    ("Carlo Romano", "PATIENT"),
     ("+39 347 555 0192", "PHONE"),
     ("Piazza Garibaldi 8", "STREET"),
     ("70122", "ZIP"),
@@ -252,8 +252,8 @@ def test_it_note_name_date_id_phone_offsets() -> None:
         ("Paziente: Mario Rossi", "Mario Rossi", "PATIENT"),
         ("Nome: Mario", "Mario", "PATIENT"),
         ("Cognome: Rossi", "Rossi", "PATIENT"),
-        ("Presente la figlia Anna.", "Anna", "FAMILY"),
-        ("Accompagnato dalla moglie Maria Rossi.", "Maria Rossi", "FAMILY"),
+        ("Presente la figlia Anna.", "Anna", "PATIENT"),
+        ("Accompagnato dalla moglie Maria Rossi.", "Maria Rossi", "PATIENT"),
         # hospitals and organisations
         ("Trasferito all'Ospedale San Raffaele.", "Ospedale San Raffaele", "HOSPITAL"),
         ("Ricoverata al Policlinico Gemelli.", "Policlinico Gemelli", "HOSPITAL"),
@@ -305,7 +305,7 @@ RU_DISCHARGE_PHI: Expected = [
     ("66 лет", "AGE"),
     ("Петровой А.В.", "DOCTOR"),
     ("14.03.2023", "DATE"),
-    ("Иванова Мария Ивановна", "FAMILY"),
+    ("Иванова Мария Ивановна", "PATIENT"),
     ("+7 (916) 123-45-67", "PHONE"),
 ]
 
@@ -360,7 +360,7 @@ RU_REFERRAL_PHI: Expected = [
     ("Московская обл.", "STATE"),
     ("Подольск", "CITY"),
     ("ул. Садовая, д. 3", "STREET"),
-    ("Петрова Ольга Ивановна", "FAMILY"),
+    ("Петрова Ольга Ивановна", "PATIENT"),
     ("+7 916 234-56-78", "PHONE"),
     ("Морозова Е.С.", "DOCTOR"),
     ("14.05.2024", "DATE"),
@@ -440,8 +440,8 @@ def test_ru_note_name_date_id_phone_offsets() -> None:
         ("Пациент Иванов доставлен бригадой.", "Иванов", "PATIENT"),
         ("Пациентка Петрова жалоб не предъявляет.", "Петрова", "PATIENT"),
         ("Ф.И.О.: Козлов Дмитрий Андреевич", "Козлов Дмитрий Андреевич", "PATIENT"),
-        ("Со слов жены Ивановой Марии.", "Ивановой Марии", "FAMILY"),
-        ("Сопровождает сын Алексей.", "Алексей", "FAMILY"),
+        ("Со слов жены Ивановой Марии.", "Ивановой Марии", "PATIENT"),
+        ("Сопровождает сын Алексей.", "Алексей", "PATIENT"),
         # hospitals
         ("Переведён в ГКБ № 15.", "ГКБ № 15", "HOSPITAL"),
         ("Наблюдается в поликлинике № 5.", "поликлинике № 5", "HOSPITAL"),
@@ -492,7 +492,7 @@ FR_STAY_PHI: Expected = [
     ("73 ans", "AGE"),
     ("Laurent Martin", "DOCTOR"),
     (NIR_DUBOIS, "SSN"),
-    ("Julien Dubois", "FAMILY"),
+    ("Julien Dubois", "PATIENT"),
     ("06 12 34 56 78", "PHONE"),
     ("julien.dubois@example.fr", "EMAIL"),
 ]
@@ -587,8 +587,8 @@ def test_fr_note_name_date_id_phone_offsets() -> None:
         ("Nom : DUPONT", "DUPONT", "PATIENT"),
         ("Prénom : Claire", "Claire", "PATIENT"),
         ("Internes : JALONNET Christine (Interne)", "JALONNET Christine", "DOCTOR"),
-        ("Présente : son fils Julien.", "Julien", "FAMILY"),
-        ("Accompagnée de son épouse Marie Dupont.", "Marie Dupont", "FAMILY"),
+        ("Présente : son fils Julien.", "Julien", "PATIENT"),
+        ("Accompagnée de son épouse Marie Dupont.", "Marie Dupont", "PATIENT"),
         # hospitals
         ("Transféré à l'Hôpital Saint-Antoine.", "Hôpital Saint-Antoine", "HOSPITAL"),
         ("Suivi au CHU Pellegrin.", "CHU Pellegrin", "HOSPITAL"),
@@ -638,7 +638,7 @@ DE_DISCHARGE_PHI: Expected = [
     ("20.02.2024", "DATE"),
     ("74-jährige", "AGE"),
     ("Andrea Wagner", "DOCTOR"),
-    ("Monika Schneider", "FAMILY"),
+    ("Monika Schneider", "PATIENT"),
     ("030 1234567", "PHONE"),
     ("monika.schneider@example.de", "EMAIL"),
 ]
@@ -701,7 +701,7 @@ DE_REPORT_PHI: Expected = [
     ("Marienplatz 1", "STREET"),
     ("80331", "ZIP"),
     ("München", "CITY"),
-    ("Mehmet Yilmaz", "FAMILY"),
+    ("Mehmet Yilmaz", "PATIENT"),
     ("0171 2345678", "PHONE"),
 ]
 
@@ -773,8 +773,8 @@ def test_de_note_name_date_id_phone_offsets() -> None:
         ("Patient: Klaus Schneider", "Klaus Schneider", "PATIENT"),
         ("Name: Müller", "Müller", "PATIENT"),
         ("Vorname: Anna", "Anna", "PATIENT"),
-        ("Informiert wurde die Ehefrau Monika Schneider.", "Monika Schneider", "FAMILY"),
-        ("Begleitet vom Sohn Peter.", "Peter", "FAMILY"),
+        ("Informiert wurde die Ehefrau Monika Schneider.", "Monika Schneider", "PATIENT"),
+        ("Begleitet vom Sohn Peter.", "Peter", "PATIENT"),
         # hospitals
         ("Verlegung ins Universitätsklinikum Heidelberg.", "Universitätsklinikum Heidelberg", "HOSPITAL"),
         ("Vorbehandlung im Klinikum Nürnberg.", "Klinikum Nürnberg", "HOSPITAL"),
