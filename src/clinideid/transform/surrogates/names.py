@@ -309,6 +309,32 @@ def _document_first_names(ctx: OperatorContext) -> dict[tuple[str, str], set[str
     return table
 
 
+_ROLE_CACHE: list[tuple[OperatorContext, dict[str, Role]]] = []
+
+
+def _document_roles(ctx: OperatorContext) -> dict[str, Role]:
+    """Normalised name word -> its role ("first"/"surname") where the document writes it in a full name.
+
+    A lone "JOHN" or "Miller" elsewhere in the note then keeps the role it has in "John Miller", so it maps
+    to the same surrogate part.
+    """
+    cached = _ROLE_CACHE[0] if _ROLE_CACHE else None
+    if cached is not None and cached[0] is ctx:
+        return cached[1]
+    roles: dict[str, Role] = {}
+    for span in ctx.spans:
+        if span.label not in NAME_LABELS:
+            continue
+        parsed = parse_name(ctx.span_text(span), ctx.language)
+        if len([u for u in parsed.units if u.role in ("first", "surname")]) < 2:
+            continue
+        for role in ("first", "surname"):
+            for word in parsed.words(role):
+                roles.setdefault(normalize(word), role)
+    _ROLE_CACHE[:] = [(ctx, roles)]
+    return roles
+
+
 def _surname_key(word: str, language: str) -> str:
     norm = normalize(word)
     return _ru_masculine_base(norm)[0] if is_cyrillic(word) else norm
@@ -334,6 +360,11 @@ def _resolve_initial(letter: str, surnames: Sequence[str], req: SurrogateRequest
 def surrogate_name(text: str, req: SurrogateRequest) -> str:
     """``text`` with every name part replaced by its keyed surrogate; everything else kept."""
     parsed = parse_name(text, req.language)
+    named = [u for u in parsed.units if u.role in ("first", "surname")]
+    if len(named) == 1:
+        known = _document_roles(req.ctx).get(normalize(named[0].text))
+        if known is not None:
+            named[0].role = known
     surnames = parsed.words("surname")
     replacements: list[tuple[int, int, str]] = []
     for unit in parsed.units:
