@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clinideid.config import PipelineConfig, default_config, load_config
+from clinideid.config import PipelineConfig, default_config, load_config, parse_config
 from clinideid.detect.base import Detector, build_detector
 from clinideid.document import Document, Span, sort_spans
 from clinideid.errors import ClinideidError, ConfigError
@@ -74,6 +74,18 @@ def chunk_bounds(text: str, max_chars: int, overlap: int = CHUNK_OVERLAP) -> lis
     return bounds
 
 
+def check_operators(config: PipelineConfig, key: bytes | None) -> None:
+    """Fail early (``ConfigError``) on unknown operators, bad options, or keyed operators without a key."""
+    for spec in config.operators.values():
+        op = build_operator(spec.operator, **spec.options)
+        if op.needs_key and key is None:
+            raise ConfigError(
+                f"operator {spec.operator!r} needs a secret key: pass --key-file FILE (make one with "
+                "'clinideid keygen FILE'), or, for a one-off run whose surrogates need not be reproducible, "
+                "--ephemeral-key"
+            )
+
+
 class Deidentifier:
     """A configured de-identification pipeline.
 
@@ -98,14 +110,7 @@ class Deidentifier:
 
     # -- operators ---------------------------------------------------------------------------------
     def _check_key(self) -> None:
-        specs = [*self.config.operators.values()]
-        for spec in specs:
-            op = build_operator(spec.operator, **spec.options)
-            if op.needs_key and self.key is None:
-                raise ConfigError(
-                    f"operator {spec.operator!r} needs a secret key: pass --key-file FILE (or, for a one-off "
-                    "run whose surrogates need not be reproducible, --ephemeral-key)"
-                )
+        check_operators(self.config, self.key)
 
     def operator_for(self, label: str) -> Operator:
         op = self._operators.get(label)
@@ -179,29 +184,33 @@ class MultilingualDeidentifier:
         self.config = config
         self.overrides = overrides or {}
         self._pipelines: dict[str, Deidentifier] = {}
-        if language != "auto" or config is not None:
-            self.pipeline(config.language if config is not None and language == "auto" else language)
+        self.check()
+
+    def config_for(self, language: str) -> PipelineConfig:
+        """The pipeline config used for documents in ``language`` (overrides applied)."""
+        if self.config is not None:
+            cfg = self.config
+            if language != cfg.language:
+                cfg = cfg.model_copy(update={"language": language})
+        else:
+            cfg = default_config(language)
+        if self.overrides:
+            data = cfg.model_dump()
+            data["operators"] = {**data["operators"], **self.overrides.get("operators", {})}
+            data.update({k: v for k, v in self.overrides.items() if k != "operators"})
+            cfg = parse_config(data, "command-line overrides")
+        return cfg
+
+    def check(self) -> None:
+        """Validate config, overrides, operators and key up front, before any document is read."""
+        language = (
+            self.language if self.language != "auto" else (self.config.language if self.config else "en")
+        )
+        check_operators(self.config_for(language), self.key)
 
     def pipeline(self, language: str) -> Deidentifier:
         if language not in self._pipelines:
-            if self.config is not None:
-                cfg = (
-                    self.config.model_copy(update={"language": language})
-                    if (language != self.config.language)
-                    else self.config
-                )
-            else:
-                cfg = default_config(language)
-            if self.overrides:
-                data = cfg.model_dump()
-                data["operators"] = {**data["operators"], **self.overrides.get("operators", {})}
-                for k, v in self.overrides.items():
-                    if k != "operators":
-                        data[k] = v
-                from clinideid.config import parse_config
-
-                cfg = parse_config(data, "command-line overrides")
-            self._pipelines[language] = Deidentifier(cfg, self.key)
+            self._pipelines[language] = Deidentifier(self.config_for(language), self.key)
         return self._pipelines[language]
 
     def language_of(self, doc: Document) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from clinideid.batch.inputs import InputItem
 from clinideid.batch.outputs import OutputWriter, RunSummary
-from clinideid.errors import ClinideidError
+from clinideid.errors import ClinideidError, ConfigError, ModelError
 from clinideid.pipeline import MultilingualDeidentifier
 
 log = logging.getLogger(__name__)
@@ -35,8 +35,6 @@ def patient_id_getter(spec: str | None) -> Callable[[InputItem], str | None]:
             return (m.group(1) if m.groups() else m.group(0)) if m else None
 
         return from_name
-    from clinideid.errors import ConfigError
-
     raise ConfigError(f"bad patient id source {spec!r}; use metadata:FIELD or filename:REGEX")
 
 
@@ -65,6 +63,8 @@ def run_batch(
             result = deid.deidentify(item.document, patient_id(item))
             writer.write(result, item.relpath, item.record)
             summary.add(result, len(item.document.text))
+        except (ConfigError, ModelError):
+            raise  # a problem of the whole run, not of this document
         except ClinideidError as exc:
             log.warning("document %s failed: %s", item.doc_id, exc)
             summary.errors.append({"id": item.doc_id, "error": str(exc)})
