@@ -1,3 +1,4 @@
+import itertools
 from importlib import resources
 
 import pytest
@@ -103,7 +104,7 @@ def test_chunk_bounds_cover_text_with_overlap(n, max_chars):
     text = text[:n]
     bounds = chunk_bounds(text, max_chars)
     assert bounds[0][0] == 0 and bounds[-1][1] == len(text)
-    for (a1, b1), (a2, b2) in zip(bounds, bounds[1:], strict=False):
+    for (_a1, b1), (a2, b2) in itertools.pairwise(bounds):
         assert a2 < b1 <= b2  # consecutive chunks overlap
     assert all(b - a <= max_chars for a, b in bounds)
 
