@@ -21,6 +21,7 @@ from pathlib import Path
 from clinideid.config import OperatorSpec, default_config
 from clinideid.document import Document
 from clinideid.evaluate import evaluate
+from clinideid.evaluate.prepare import join_adjacent
 from clinideid.formats import read_corpus
 from clinideid.pipeline import Deidentifier
 
@@ -51,7 +52,9 @@ def load_gold(spec: CorpusSpec, corpora: Path) -> list[Document]:
 
         docs = read_corpus(corpora / "eds-pseudo" / "train.jsonl", "jsonl")
         unique = list({d.id: d for d in reversed(docs)}.values())[::-1]  # the corpus repeats some notes
-        return holdout_split(unique, 0.2, seed=13)[1]
+        held_out = holdout_split(unique, 0.2, seed=13)[1]
+        # EDS-Pseudo annotates first name and surname apart; whole-name spans are scored against the join
+        return [join_adjacent(d, ("NOM", "PRENOM"), "NOM") for d in held_out]
     return read_corpus(corpora / "presidio-synth" / "synth_dataset_v2.json", "presidio")
 
 

@@ -38,8 +38,9 @@ from collections import Counter
 from pathlib import Path
 
 from clinideid.detect.rules import RuleDetector
-from clinideid.document import Document, Span
+from clinideid.document import Document
 from clinideid.evaluate import evaluate
+from clinideid.evaluate.prepare import join_adjacent
 from clinideid.formats import ReadReport, read_corpus
 from clinideid.train.data import holdout_split
 
@@ -70,20 +71,7 @@ def load_part(corpus: Path, part: str) -> tuple[list[Document], int]:
 
 def join_gold_names(doc: Document) -> Document:
     """``doc`` with adjacent NOM/PRENOM spans (only spaces between them) joined into one NOM span."""
-    out: list[Span] = []
-    for s in sorted(doc.spans, key=lambda s: (s.start, s.end)):
-        prev = out[-1] if out else None
-        if (
-            prev is not None
-            and prev.label in GOLD_NAME_LABELS
-            and s.label in GOLD_NAME_LABELS
-            and prev.end <= s.start
-            and doc.text[prev.end : s.start].strip(" \t") == ""
-        ):
-            out[-1] = prev.with_(end=s.end, label="NOM", text=doc.text[prev.start : s.end])
-        else:
-            out.append(s)
-    return doc.with_spans(out)
+    return join_adjacent(doc, GOLD_NAME_LABELS, "NOM")
 
 
 def detect(detector: RuleDetector, docs: list[Document], repeat: int) -> tuple[list[Document], float]:

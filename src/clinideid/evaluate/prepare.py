@@ -159,3 +159,24 @@ def label_order(labels: Iterable[str]) -> list[str]:
     for j, cat in enumerate(tax.categories):
         rank.setdefault(cat, len(rank) + j)
     return sorted(set(labels), key=lambda lab: (rank.get(lab, len(rank) + 100), lab))
+
+
+def join_adjacent(doc: Document, labels: Iterable[str], into: str, gap: str = " \t") -> Document:
+    """``doc`` with consecutive spans of ``labels`` separated only by ``gap`` characters joined into one
+    ``into`` span: corpora that annotate first name and surname apart (EDS-Pseudo's PRENOM + NOM) can then
+    be scored against systems that return whole names."""
+    wanted = set(labels)
+    out: list[Span] = []
+    for span in sorted(doc.spans, key=lambda s: (s.start, s.end)):
+        prev = out[-1] if out else None
+        if (
+            prev is not None
+            and prev.label in wanted | {into}
+            and span.label in wanted
+            and prev.end <= span.start
+            and doc.text[prev.end : span.start].strip(gap) == ""
+        ):
+            out[-1] = Span(prev.start, span.end, into, source=prev.source)
+        else:
+            out.append(span)
+    return doc.with_spans(out)
