@@ -39,7 +39,7 @@ class CorpusSpec:
 
 CORPORA = {
     "meddocan": CorpusSpec("meddocan", "es", "meddocan", "MEDDOCAN dev (250 documents)"),
-    "eds": CorpusSpec("eds", "fr", "eds_pseudo", "EDS-Pseudo held-out 20% (seed 13)"),
+    "eds": CorpusSpec("eds", "fr", "eds_pseudo", "EDS-Pseudo held-out 20% (seed 1, as the French CRF)"),
     "presidio": CorpusSpec("presidio", "en", "presidio_synth", "Presidio synthetic sentences (all 1,500)"),
 }
 
@@ -48,13 +48,13 @@ def load_gold(spec: CorpusSpec, corpora: Path) -> list[Document]:
     if spec.name == "meddocan":
         return read_corpus(corpora / "meddocan" / "dev", "brat")
     if spec.name == "eds":
-        from clinideid.train.data import holdout_split
+        from clinideid.train.data import holdout_split, read_training_corpus
 
-        docs = read_corpus(corpora / "eds-pseudo" / "train.jsonl", "jsonl")
-        unique = list({d.id: d for d in reversed(docs)}.values())[::-1]  # the corpus repeats some notes
-        held_out = holdout_split(unique, 0.2, seed=13)[1]
+        # the same held-out 20% as the shipped French CRF (scripts/build_models.py), labels made canonical
+        docs = read_training_corpus(corpora / "eds-pseudo" / "train.jsonl", "jsonl", "eds_pseudo", "canonical")
+        held_out = holdout_split(docs, 0.2, seed=1)[1]
         # EDS-Pseudo annotates first name and surname apart; whole-name spans are scored against the join
-        return [join_adjacent(d, ("NOM", "PRENOM"), "NOM") for d in held_out]
+        return [join_adjacent(d, ("PERSON",), "PERSON") for d in held_out]
     return read_corpus(corpora / "presidio-synth" / "synth_dataset_v2.json", "presidio")
 
 

@@ -11,7 +11,9 @@ from clinideid.text.language import SUPPORTED
 def test_default_configs_validate(language):
     cfg = default_config(language)
     assert cfg.language == language
-    assert cfg.detectors and cfg.detectors[0]["type"] == "rules"
+    assert cfg.detectors and cfg.detectors[0]["type"] in ("rules", "hybrid")
+    if cfg.detectors[0]["type"] == "hybrid":  # languages with a shipped model combine it with the rules
+        assert cfg.detectors[0]["language"] == language and cfg.detectors[0]["models"]
     assert cfg.operator_for("DATE").operator == "date_shift"
     assert cfg.operator_for("PATIENT").operator == "surrogate"
 

@@ -149,3 +149,30 @@ def test_main_turns_errors_into_one_line(corpora, capsys) -> None:
         main(["evaluate", *base(corpora), "--level", "word"])
     assert exit_info.value.code == 2
     assert "error: unknown evaluation level 'word'" in capsys.readouterr().err
+
+
+def test_pipeline_and_model_are_scored_on_the_gold_texts(app, tmp_path) -> None:
+    text = "Nombre: Ernesto\nApellidos: Rivera Bueno\nFecha de ingreso: 12/12/2016\nCP: 28016\n"
+    gold = [
+        Document(
+            "n1",
+            text,
+            "es",
+            spans=(
+                Span(8, 15, "NOMBRE_SUJETO_ASISTENCIA"),
+                Span(27, 39, "NOMBRE_SUJETO_ASISTENCIA"),
+                Span(58, 68, "FECHAS"),
+            ),
+        )
+    ]
+    path = tmp_path / "gold.jsonl"
+    write_corpus(gold, path, "jsonl")
+    common = ["--gold", str(path), "--format", "jsonl", "--scheme", "meddocan", "--level", "binary"]
+    res = run(app, [*common, "--pipeline", "es", "--mode", "token", "--json", str(tmp_path / "p.json")])
+    assert res.exit_code == 0, res.output
+    scores = json.loads((tmp_path / "p.json").read_text("utf-8"))
+    assert scores["modes"]["token"]["micro"]["recall"] == 1.0
+    res = run(app, [*common, "--model", "es-meddocan-crf", "--mode", "token"])
+    assert res.exit_code == 0, res.output
+    res = run(app, [*common, "--model", "es-meddocan-crf", "--system", str(path)])
+    assert res.exit_code != 0 and "exactly one of" in str(res.exception or res.output)

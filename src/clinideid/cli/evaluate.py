@@ -54,14 +54,47 @@ def write_json(data: Any, path: Path) -> None:
         raise ConfigError(f"cannot write the JSON report to {path}: {exc.strerror}") from None
 
 
+def predict_side(gold_docs: list[Document], model: str | None, pipeline: str | None) -> list[Document]:
+    """The gold texts annotated by a saved model or by a pipeline's detectors."""
+    if model is not None:
+        from clinideid.train.evaluation import model_detector, predict
+
+        return predict(model_detector(model), [d.with_spans(()) for d in gold_docs])
+    from clinideid.config import OperatorSpec, default_config, load_config
+    from clinideid.pipeline import Deidentifier
+
+    assert pipeline is not None
+    cfg = load_config(pipeline) if pipeline.endswith((".yaml", ".yml")) else default_config(pipeline)
+    deid = Deidentifier(cfg.model_copy(update={"operators": {"default": OperatorSpec(operator="tag")}}))
+    out = []
+    for doc in gold_docs:
+        spans, _ = deid.detect(Document(doc.id, doc.text, doc.language or cfg.language, doc.metadata))
+        out.append(doc.with_spans(spans))
+    return out
+
+
 @app.command(
     "evaluate",
     epilog="Example: clinideid evaluate --gold corpora/meddocan/dev --system runs/crf/dev --format brat "
-    "--scheme meddocan --level category --json scores.json --compare runs/rules/dev --bootstrap 1000",
+    "--scheme meddocan --level category --json scores.json --compare runs/rules/dev --bootstrap 1000 | "
+    "clinideid evaluate --gold corpora/meddocan/dev --format brat --model es-meddocan-crf --scheme meddocan | "
+    "clinideid evaluate --gold corpora/meddocan/dev --format brat --pipeline es --scheme meddocan",
 )
 def evaluate_command(
     gold: Path = typer.Option(..., "--gold", help="Gold corpus (file or folder, depending on the format)."),
-    system: Path = typer.Option(..., "--system", help="System output to score, same documents as the gold."),
+    system: Path | None = typer.Option(
+        None,
+        "--system",
+        help="System output to score, same documents as the gold (or use --model/--pipeline).",
+    ),
+    model: str | None = typer.Option(
+        None, "--model", help="Score a saved model (a directory or a packaged model name) on the gold texts."
+    ),
+    pipeline: str | None = typer.Option(
+        None,
+        "--pipeline",
+        help="Score a pipeline's detectors on the gold texts: a language or a config YAML.",
+    ),
     fmt: str = typer.Option(..., "--format", "-f", help="Format of the gold (and of the system by default)."),
     system_format: str | None = typer.Option(None, "--system-format", help="Format of the system output."),
     level: str = typer.Option("subcategory", "--level", help="Label level: " + ", ".join(LEVELS) + "."),
@@ -109,9 +142,14 @@ def evaluate_command(
         raise ConfigError(f"--confidence must be between 0 and 1, got {confidence}")
     if compare is not None and shuffles < 1:
         raise ConfigError(f"--shuffles must be positive, got {shuffles}")
+    if sum(x is not None for x in (system, model, pipeline)) != 1:
+        raise ConfigError("give exactly one of --system, --model or --pipeline")
     sys_fmt = system_format or fmt
     gold_docs = read_side(gold, fmt, "gold")
-    system_docs = read_side(system, sys_fmt, "system")
+    if system is not None:
+        system_docs = read_side(system, sys_fmt, "system")
+    else:
+        system_docs = predict_side(gold_docs, model, pipeline)
     compare_docs = read_side(compare, sys_fmt, "compared system") if compare is not None else None
     options: dict[str, Any] = {
         "level": level,

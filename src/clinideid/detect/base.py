@@ -50,7 +50,7 @@ def register_detector(type_name: str) -> Callable[[type[Detector]], type[Detecto
 def _load_builtin() -> None:
     import importlib
 
-    for module in ("clinideid.detect.rules",):
+    for module in ("clinideid.detect.rules", "clinideid.detect.crf", "clinideid.detect.hybrid"):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:  # a detector family not built yet

@@ -1,0 +1,146 @@
+"""Rebuild the CRF models shipped with clinideid, reproducibly.
+
+    python scripts/build_models.py                       # both models, corpora from ../shared/corpora
+    python scripts/build_models.py --only es --corpora /data/corpora --workers 2
+
+- ``es-meddocan-crf``: MEDDOCAN train (BRAT), (c1, c2) chosen on MEDDOCAN dev, canonical labels
+  (``labels/meddocan.yaml``). Training data licence: CC BY 4.0.
+- ``fr-edspseudo-crf``: EDS-Pseudo ``train.jsonl`` with a deterministic 20% held out as dev (seed 1),
+  canonical labels (``labels/eds_pseudo.yaml``). Training data licence: BSD-3-Clause.
+
+Models are written to ``src/clinideid/models/<name>/`` (weights gzip-compressed, ``model.json``,
+``metrics.json``). The corpora themselves are never copied into the repository.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from clinideid.models import TrainingData
+from clinideid.train.config import parse_train_config
+from clinideid.train.crf import train_crf
+from clinideid.train.data import holdout_split, read_training_corpus
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_CORPORA = REPO.parent / "shared" / "corpora"
+DEFAULT_OUT = REPO / "src" / "clinideid" / "models"
+SEED = 1
+
+#: the shipped configuration (see clinideid.train.config for every key)
+CONFIG = {
+    "label_scheme": "BIO",
+    "unit": "line",
+    "features": {
+        "window": 2,
+        "affixes": 4,
+        "gazetteers": ["first_names", "surnames", "cities", "countries", "hospitals", "states"],
+        "rules": False,
+    },
+    "c1": [0.05, 0.2],
+    "c2": [0.01],
+    "max_iterations": 100,
+    "min_freq": 2,
+}
+
+#: EDS-Pseudo is small (seconds per model): a wider (c1, c2) grid costs little
+FR_GRID = {"c1": [0.05, 0.1, 0.2, 0.4, 0.8], "c2": [0.01, 0.1, 0.3]}
+
+
+def build_es(corpora: Path, out: Path, workers: int, rule_features: bool = False) -> None:
+    train = read_training_corpus(corpora / "meddocan" / "train", "brat", "meddocan", "canonical")
+    dev = read_training_corpus(corpora / "meddocan" / "dev", "brat", "meddocan", "canonical")
+    _train(
+        "es-meddocan-crf-rules" if rule_features else "es-meddocan-crf",
+        train,
+        dev,
+        out,
+        workers,
+        overrides={"features": {**CONFIG["features"], "rules": True}} if rule_features else None,
+        language="es",
+        data=TrainingData(
+            description="MEDDOCAN (IberLEF 2019) train split, 500 synthetic Spanish clinical case reports; "
+            "(c1, c2) selected on the MEDDOCAN dev split; labels mapped to canonical with labels/meddocan.yaml",
+            licence="CC BY 4.0",
+            scheme="meddocan",
+        ),
+    )
+
+
+def build_fr(corpora: Path, out: Path, workers: int) -> None:
+    docs = read_training_corpus(corpora / "eds-pseudo" / "train.jsonl", "jsonl", "eds_pseudo", "canonical")
+    train, dev = holdout_split(docs, 0.2, SEED)
+    _train(
+        "fr-edspseudo-crf",
+        train,
+        dev,
+        out,
+        workers,
+        overrides=FR_GRID,
+        language="fr",
+        data=TrainingData(
+            description="EDS-Pseudo (AP-HP) synthetic French clinical snippets, train.jsonl with a "
+            f"deterministic 20% held out as dev (seed {SEED}); labels mapped to canonical with "
+            "labels/eds_pseudo.yaml",
+            licence="BSD-3-Clause",
+            scheme="eds_pseudo",
+        ),
+    )
+
+
+def _train(name, train, dev, out, workers, *, language, data, overrides=None) -> None:
+    """Train with the shipped CONFIG; ``overrides`` replaces some of its keys for one model."""
+    cfg = parse_train_config({**CONFIG, **(overrides or {}), "workers": workers})
+    result = train_crf(
+        train,
+        dev,
+        cfg,
+        out_dir=out / name,
+        name=name,
+        seed=SEED,
+        language=language,
+        label_set="canonical",
+        training_data=data,
+    )
+    size = sum(p.stat().st_size for p in result.model_dir.iterdir())
+    logging.info(
+        "%s: dev %s; %.0fs, peak %.0f MB, %d bytes on disk",
+        name,
+        result.metadata.dev_metrics,
+        result.seconds,
+        result.peak_memory_mb,
+        size,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--corpora", type=Path, default=DEFAULT_CORPORA, help="folder holding meddocan/ and eds-pseudo/"
+    )
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where model folders are written")
+    parser.add_argument("--only", choices=["es", "fr"], help="build one model only")
+    parser.add_argument("--workers", type=int, default=2, help="grid points trained in parallel")
+    parser.add_argument(
+        "--rule-features",
+        action="store_true",
+        help="also build es-meddocan-crf-rules, a CRF with rule-engine hits as features (it then needs the "
+        "same Spanish rule pack at prediction time; not shipped by default)",
+    )
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    if not args.corpora.is_dir():
+        parser.error(f"corpora folder {args.corpora} does not exist")
+    if args.only in (None, "es"):
+        build_es(args.corpora, args.out, args.workers)
+        if args.rule_features:
+            build_es(args.corpora, args.out, args.workers, rule_features=True)
+    if args.only in (None, "fr"):
+        build_fr(args.corpora, args.out, args.workers)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+"""``clinideid train``: train a model on an annotated corpus and save it as a model directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from clinideid.cli import app
+from clinideid.errors import ConfigError
+
+
+def _progress():
+    """A progress display (one bar per stage) and the callback that drives it."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    display = Progress(
+        TextColumn("{task.description:<18}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        transient=False,
+    )
+    tasks: dict[str, int] = {}
+
+    def callback(stage: str, done: int, total: int) -> None:
+        if stage not in tasks:
+            tasks[stage] = display.add_task(stage, total=total)
+        display.update(tasks[stage], completed=done, total=total)
+
+    return display, callback
+
+
+@app.command(
+    epilog=(
+        "Example: clinideid train --model crf --format brat --train corpora/meddocan/train "
+        "--dev corpora/meddocan/dev --scheme meddocan --config crf.yaml --seed 1 --out models/es-crf"
+    ),
+)
+def train(
+    train_path: Path = typer.Option(..., "--train", help="Training corpus (file or folder)."),
+    out: Path = typer.Option(..., "--out", help="Directory to write the model into."),
+    model: str = typer.Option("crf", "--model", help="Model type: crf."),
+    fmt: str = typer.Option("brat", "--format", help="Corpus format (brat, jsonl, i2b2, conll, ...)."),
+    dev_path: Path | None = typer.Option(
+        None, "--dev", help="Development corpus; without it a seeded share of --train is held out."
+    ),
+    scheme: str | None = typer.Option(
+        None, "--scheme", help="Label scheme of the corpus (meddocan, eds_pseudo, a mapping YAML...)."
+    ),
+    config: Path | None = typer.Option(
+        None, "--config", help="Training config YAML (keys: see clinideid.train.config)."
+    ),
+    seed: int = typer.Option(1, "--seed", help="Seed for the dev split and anything random."),
+    canonical: bool = typer.Option(
+        True, "--canonical/--native", help="Train on canonical labels (mapped with --scheme) or native ones."
+    ),
+    name: str | None = typer.Option(None, "--name", help="Model name (default: the --out folder name)."),
+    language: str | None = typer.Option(None, "--language", help="Language of the corpus (word lists)."),
+    description: str = typer.Option("", "--description", help="Training data description for model.json."),
+    licence: str = typer.Option("", "--licence", help="Licence of the training data, for model.json."),
+) -> None:
+    """Train a PHI tagger; picks hyper-parameters on dev and writes model.json, weights and metrics.json."""
+    from clinideid.models import TrainingData
+    from clinideid.train.config import load_train_config
+    from clinideid.train.crf import train_crf
+    from clinideid.train.data import corpus_language, holdout_split, read_training_corpus
+
+    cfg = load_train_config(config)
+    if model != cfg.model:
+        raise ConfigError(f"--model {model} does not match 'model: {cfg.model}' in the training config")
+    if not canonical and not scheme:
+        raise ConfigError("--native needs --scheme to name the native label scheme (e.g. --scheme meddocan)")
+    label_set = "canonical" if canonical else "native"
+    train_docs = read_training_corpus(train_path, fmt, scheme, label_set)
+    if dev_path is not None:
+        dev_docs = read_training_corpus(dev_path, fmt, scheme, label_set)
+        split = f"dev corpus {dev_path.name}"
+    else:
+        train_docs, dev_docs = holdout_split(train_docs, cfg.dev_fraction, seed)
+        split = f"{cfg.dev_fraction:.0%} of the training documents held out (seed {seed})"
+    lang = language or cfg.language or corpus_language(train_docs, scheme)
+    data = TrainingData(
+        description=description or f"{train_path.name} ({fmt}); selection on {split}",
+        licence=licence,
+        scheme=scheme,
+    )
+    typer.echo(
+        f"training {model} on {len(train_docs)} documents, selecting on {len(dev_docs)} "
+        f"({label_set} labels, language {lang or 'unknown'})"
+    )
+    display, callback = _progress()
+    with display:
+        result = train_crf(
+            train_docs,
+            dev_docs,
+            cfg,
+            out_dir=out,
+            name=name or out.resolve().name,
+            seed=seed,
+            language=lang,
+            label_set="canonical" if canonical else str(scheme),
+            training_data=data,
+            progress=callback,
+        )
+    enc = result.encode_stats
+    if enc["partial_tokens"]:
+        typer.echo(
+            f"note: {enc['partial_tokens']} of {enc['spans']} spans cover part of a token (whole token labelled)"
+        )
+    if enc["conflicts"]:
+        typer.echo(f"note: {enc['conflicts']} overlapping spans left out of training (longer span kept)")
+    sel = result.metadata.training_config["selected"]
+    typer.echo(f"selected c1={sel['c1']:g} c2={sel['c2']:g}")
+    for mode, s in result.metadata.dev_metrics.items():
+        typer.echo(f"dev {mode:<13} P {s['precision']:.4f}  R {s['recall']:.4f}  F1 {s['f1']:.4f}")
+    typer.echo(
+        f"model written to {result.model_dir} ({result.seconds:.0f}s, peak memory {result.peak_memory_mb:.0f} MB)"
+    )

@@ -1,0 +1,153 @@
+"""The training configuration: a YAML file validated by pydantic, with clear errors.
+
+Example (every key is optional; these are the defaults for a CRF)::
+
+    model: crf
+    language: es            # word lists for gazetteer features; default: the corpus scheme's language
+    label_scheme: BIOES     # or BIO
+    unit: line              # sequences the CRF reads: line, or window (sliding token windows)
+    window_size: 200        # unit: window only
+    window_overlap: 20
+    features:
+      window: 2             # neighbour tokens on each side
+      affixes: 4            # prefixes and suffixes of 1..4 characters
+      gazetteers: [first_names, surnames, cities, countries, hospitals]
+      rules: false          # true: labels of rule-engine spans as features (the hybrid feature set)
+    c1: [0.05, 0.1, 0.2]    # L1 grid; the best (c1, c2) on dev is kept
+    c2: [0.01, 0.05]        # L2 grid
+    max_iterations: 150
+    min_freq: 1             # drop features seen fewer times (compact model)
+    workers: 1              # grid points trained in parallel (processes)
+    dev_fraction: 0.2       # held-out share of the training documents when no dev corpus is given
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from clinideid.detect.features import DEFAULT_GAZETTEERS, GAZETTEER_LISTS, FeatureConfig
+from clinideid.errors import ConfigError
+
+
+class FeaturesSection(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    window: int = Field(2, ge=0, le=5)
+    affixes: int = Field(4, ge=0, le=6)
+    gazetteers: list[str] = Field(default_factory=lambda: list(DEFAULT_GAZETTEERS))
+    rules: bool | dict[str, Any] = False
+    field_words: int = Field(2, ge=1, le=5)
+
+    @field_validator("gazetteers")
+    @classmethod
+    def _known_gazetteers(cls, v: list[str]) -> list[str]:
+        unknown = [g for g in v if g not in GAZETTEER_LISTS]
+        if unknown:
+            raise ValueError(
+                f"unknown gazetteer(s) {', '.join(unknown)}; known: {', '.join(GAZETTEER_LISTS)}"
+            )
+        return v
+
+    @field_validator("rules")
+    @classmethod
+    def _rules_spec(cls, v: bool | dict[str, Any]) -> bool | dict[str, Any]:
+        if isinstance(v, dict) and "type" not in v:
+            raise ValueError("a rules detector spec needs a 'type' (e.g. {type: rules, language: es})")
+        return v
+
+
+class TrainConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+
+    model: Literal["crf"] = "crf"
+    language: str | None = None
+    label_scheme: Literal["BIO", "BIOES"] = "BIOES"
+    unit: Literal["line", "window"] = "line"
+    window_size: int = Field(200, ge=8, le=5000)
+    window_overlap: int = Field(20, ge=0)
+    features: FeaturesSection = Field(default_factory=FeaturesSection)
+    c1: list[float] = Field(default_factory=lambda: [0.05, 0.1, 0.2], min_length=1)
+    c2: list[float] = Field(default_factory=lambda: [0.01, 0.05], min_length=1)
+    max_iterations: int = Field(150, ge=1, le=10_000)
+    min_freq: float = Field(1, ge=0)
+    possible_transitions: bool = True
+    workers: int = Field(1, ge=1, le=64)
+    dev_fraction: float = Field(0.2, gt=0, lt=1)
+
+    @field_validator("c1", "c2")
+    @classmethod
+    def _non_negative(cls, v: list[float]) -> list[float]:
+        if any(x < 0 for x in v):
+            raise ValueError("regularisation coefficients must be >= 0")
+        return v
+
+    @field_validator("window_overlap")
+    @classmethod
+    def _overlap_below_size(cls, v: int, info: Any) -> int:
+        size = info.data.get("window_size")
+        if size is not None and v >= size:
+            raise ValueError(f"window_overlap ({v}) must be smaller than window_size ({size})")
+        return v
+
+    def feature_config(self, language: str | None) -> FeatureConfig:
+        """The feature settings, with ``language`` for the word lists and a rules spec when enabled."""
+        lang = self.language or language
+        rules = self.features.rules
+        if rules is True:
+            if not lang:
+                raise ConfigError("rule features need a language: set 'language' in the training config")
+            rules_spec: dict[str, Any] | None = {"type": "rules", "language": lang}
+        elif isinstance(rules, dict):
+            rules_spec = dict(rules)
+        else:
+            rules_spec = None
+        return FeatureConfig(
+            window=self.features.window,
+            affixes=self.features.affixes,
+            language=lang,
+            gazetteers=tuple(self.features.gazetteers) if lang else (),
+            rules=rules_spec,
+            field_words=self.features.field_words,
+        )
+
+
+def _format_errors(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        parts.append(f"{loc}: {err['msg']}")
+    return "; ".join(parts)
+
+
+def parse_train_config(data: dict[str, Any] | None, origin: str = "training config") -> TrainConfig:
+    """A ``TrainConfig`` from a mapping (``None`` gives the defaults); ``ConfigError`` names bad keys."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{origin} must be a YAML mapping of options, got {type(data).__name__}")
+    try:
+        return TrainConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"{origin} is invalid: {_format_errors(exc)}") from None
+
+
+def load_train_config(path: str | Path | None) -> TrainConfig:
+    """The training config in the YAML file at ``path`` (defaults when ``path`` is None)."""
+    if path is None:
+        return TrainConfig()
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"training config {p} does not exist")
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        where = ""
+        mark = getattr(exc, "problem_mark", None)
+        if mark is not None:
+            where = f" at line {mark.line + 1}, column {mark.column + 1}"
+        raise ConfigError(f"training config {p} is not valid YAML{where}") from None
+    return parse_train_config(data, origin=f"training config {p}")
