@@ -121,3 +121,20 @@ def test_long_documents_are_processed_in_chunks_with_the_same_result():
     want = {(s.start, s.end, s.label) for s in whole}
     # propagation sees less context per chunk, so allow a tiny difference, never a big loss
     assert len(got & want) >= 0.97 * len(want)
+
+
+def test_adjacent_name_parts_are_joined():
+    from clinideid.document import Span
+    from clinideid.pipeline import merge_adjacent_names
+
+    text = "Dr JALONNET Christine\nPaul  Martin, 12/03"
+    spans = [
+        Span(3, 11, "PERSON", score=0.9),
+        Span(12, 21, "PERSON", score=0.7),
+        Span(22, 26, "PERSON"),
+        Span(28, 34, "PERSON"),
+        Span(36, 41, "DATE"),
+    ]
+    merged = merge_adjacent_names(text, spans)
+    assert [(s.start, s.end) for s in merged] == [(3, 21), (22, 34), (36, 41)]
+    assert merged[0].score == 0.7

@@ -53,6 +53,9 @@ class PipelineConfig(BaseModel):
     )
     scope: Literal["document", "patient", "corpus"] = "patient"
     min_score: float = Field(default=0.0, ge=0.0, le=1.0)
+    #: join name spans of the same label separated only by spaces ("Christine" + "JALONNET"), so that a
+    #: name is replaced as one (consistent first name / surname surrogates)
+    merge_adjacent_names: bool = True
     #: long documents are detected in chunks of about this many characters (bounded memory)
     max_chunk_chars: int = Field(default=100_000, ge=1_000)
 

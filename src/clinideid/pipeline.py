@@ -16,6 +16,7 @@ from clinideid.config import PipelineConfig, default_config, load_config, parse_
 from clinideid.detect.base import Detector, build_detector
 from clinideid.document import Document, Span, sort_spans
 from clinideid.errors import ClinideidError, ConfigError
+from clinideid.labels import canonical
 from clinideid.resolve import resolve_spans
 from clinideid.text.language import guess_language
 from clinideid.transform.apply import Replacement, apply_operators
@@ -72,6 +73,35 @@ def chunk_bounds(text: str, max_chars: int, overlap: int = CHUNK_OVERLAP) -> lis
             break
         start = max(end - overlap, start + 1)
     return bounds
+
+
+def merge_adjacent_names(text: str, spans: list[Span]) -> list[Span]:
+    """Join consecutive spans of the same NAME-category label separated only by spaces or tabs."""
+    tax = canonical()
+    out: list[Span] = []
+    for span in spans:
+        prev = out[-1] if out else None
+        joinable = (
+            prev is not None
+            and prev.label == span.label
+            and span.label in tax
+            and tax.category_of(span.label) == "NAME"
+            and prev.end <= span.start
+            and not text[prev.end : span.start].strip(" \t")
+            and not prev.fragments
+            and not span.fragments
+        )
+        if joinable and prev is not None:
+            scores = [s for s in (prev.score, span.score) if s is not None]
+            out[-1] = prev.with_(
+                end=span.end,
+                text=None,
+                score=min(scores) if scores else None,
+                explanation=f"{prev.explanation} + {span.explanation}",
+            )
+        else:
+            out.append(span)
+    return out
 
 
 def check_operators(config: PipelineConfig, key: bytes | None) -> None:
@@ -142,7 +172,10 @@ class Deidentifier:
                         )
                     found.append(span)
         res = resolve_spans(found, self.config.resolution.policy, self.config.resolution.priority)
-        return sort_spans(res.kept), sum(1 for _, reason in res.dropped if reason != "duplicate")
+        kept = sort_spans(res.kept)
+        if self.config.merge_adjacent_names:
+            kept = merge_adjacent_names(doc.text, kept)
+        return kept, sum(1 for _, reason in res.dropped if reason != "duplicate")
 
     # -- the whole job -----------------------------------------------------------------------------
     def scope_id(self, doc: Document, patient_id: str | None) -> str:
