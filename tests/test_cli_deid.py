@@ -134,3 +134,45 @@ def test_deid_brat_corpus_input(tmp_path: Path):
     )
     assert res.exit_code == 0, res.output
     assert "Ernesto" not in (tmp_path / "out" / "d1.txt").read_text("utf-8")
+
+
+def test_deid_with_a_trained_model(tmp_path: Path):
+    src = tmp_path / "a.txt"
+    src.write_text(NOTE_ES, encoding="utf-8")
+    for extra in ([], ["--no-rules"], ["--strategy", "union"]):
+        out = tmp_path / f"out{len(extra)}"
+        res = run(
+            "deid",
+            str(src),
+            "-o",
+            str(out),
+            "-l",
+            "es",
+            "--model",
+            "es-meddocan-crf",
+            "--ephemeral-key",
+            *extra,
+        )
+        assert res.exit_code == 0, res.output
+        text = (out / "a.txt").read_text("utf-8")
+        assert "Rivera" not in text and "368503" not in text
+        summary = json.loads((out / "summary.json").read_text("utf-8"))
+        assert summary["succeeded"] == 1
+    report = [json.loads(x) for x in (tmp_path / "out1" / "report.jsonl").read_text("utf-8").splitlines()]
+    assert all(r["source"] != "rules" for r in report[0]["replacements"])  # --no-rules: the model alone
+
+
+def test_deid_resume_skips_done_documents(tmp_path: Path):
+    src = tmp_path / "notes"
+    src.mkdir()
+    (src / "a.txt").write_text(NOTE_EN, encoding="utf-8")
+    (src / "b.txt").write_text(NOTE_EN, encoding="utf-8")
+    out = tmp_path / "out"
+    run("deid", str(src), "-o", str(out), "--ephemeral-key", "-l", "en")
+    (out / "b.txt").unlink()
+    res = run("deid", str(src), "-o", str(out), "--ephemeral-key", "-l", "en", "--resume")
+    assert res.exit_code == 0
+    summary = json.loads((out / "summary.json").read_text("utf-8"))
+    assert summary["skipped"] == 1 and summary["succeeded"] == 1 and (out / "b.txt").exists()
+    reported = [json.loads(x)["id"] for x in (out / "report.jsonl").read_text("utf-8").splitlines()]
+    assert sorted(reported) == ["a", "b", "b"]  # the first run's reports are kept

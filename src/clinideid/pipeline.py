@@ -202,6 +202,25 @@ class Deidentifier:
         return self.deidentify(Document(doc_id, text, self.config.language)).text
 
 
+_DETECTOR_OVERRIDES = ("operators", "models", "strategy", "rules")
+
+
+def model_detectors(
+    language: str, models: Sequence[str], strategy: str = "model_first", with_rules: bool = True
+) -> list[dict[str, Any]]:
+    """Detector specs for saved models (directories or packaged names), with the language's rules unless
+    ``with_rules`` is false: one hybrid detector combining them with ``strategy``."""
+    from clinideid.models import load_metadata, resolve_model_path
+
+    specs: list[dict[str, Any]] = []
+    for model in models:
+        path = resolve_model_path(model)
+        specs.append({"type": load_metadata(path).model_type, "model": str(path)})
+    if not with_rules:
+        return specs
+    return [{"type": "hybrid", "language": language, "models": specs, "strategy": strategy}]
+
+
 class MultilingualDeidentifier:
     """Picks (and caches) one ``Deidentifier`` per document language; ``language='auto'`` guesses it."""
 
@@ -230,7 +249,15 @@ class MultilingualDeidentifier:
         if self.overrides:
             data = cfg.model_dump()
             data["operators"] = {**data["operators"], **self.overrides.get("operators", {})}
-            data.update({k: v for k, v in self.overrides.items() if k != "operators"})
+            models = self.overrides.get("models")
+            if models:
+                data["detectors"] = model_detectors(
+                    language,
+                    models,
+                    self.overrides.get("strategy", "model_first"),
+                    self.overrides.get("rules", True),
+                )
+            data.update({k: v for k, v in self.overrides.items() if k not in _DETECTOR_OVERRIDES})
             cfg = parse_config(data, "command-line overrides")
         return cfg
 

@@ -137,6 +137,15 @@ def iter_codec_inputs(path: Path, fmt: str, language: str | None) -> Iterator[In
         yield InputItem(doc.id, f"{doc.id}.txt", Document(doc.id, doc.text, lang, doc.metadata))
 
 
+def count_inputs(path: Path, fmt: str | None = None) -> int | None:
+    """How many documents ``iter_inputs`` will yield, when that is cheap to know (None otherwise)."""
+    if path.is_file() and (fmt in (None, "text") and path.suffix.lower() not in (".jsonl", ".ndjson")):
+        return 1
+    if path.is_dir() and fmt in (None, "text"):
+        return sum(1 for p in path.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES)
+    return None
+
+
 def iter_inputs(
     path: Path,
     fmt: str | None = None,

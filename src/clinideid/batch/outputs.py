@@ -58,12 +58,15 @@ class RunSummary:
 class OutputWriter:
     """Writes each result as it comes (bounded memory) under ``out_dir``."""
 
-    def __init__(self, out_dir: Path, annotations: str = "jsonl", jsonl_name: str | None = None) -> None:
+    def __init__(
+        self, out_dir: Path, annotations: str = "jsonl", jsonl_name: str | None = None, append: bool = False
+    ) -> None:
         self.out_dir = out_dir
         self.annotations = annotations
         out_dir.mkdir(parents=True, exist_ok=True)
         self._jsonl = (out_dir / jsonl_name).open("w", encoding="utf-8") if jsonl_name else None
-        self._reports = (out_dir / "report.jsonl").open("w", encoding="utf-8")
+        # a resumed run adds to the report of the run it continues
+        self._reports = (out_dir / "report.jsonl").open("a" if append else "w", encoding="utf-8")
 
     def text_path(self, relpath: str) -> Path:
         return self.out_dir / relpath

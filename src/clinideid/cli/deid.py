@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from clinideid.batch.inputs import DEFAULT_MAX_BYTES, iter_inputs
+from clinideid.batch.inputs import DEFAULT_MAX_BYTES, count_inputs, iter_inputs
 from clinideid.batch.outputs import OutputWriter
 from clinideid.batch.runner import patient_id_getter, run_batch
 from clinideid.cli import app
@@ -61,6 +61,17 @@ def deid(
         "--operator",
         help="Per-label operator, LABEL=OPERATOR (label, category or 'default'); repeatable.",
     ),
+    model: list[str] = typer.Option(
+        [], "--model", "-m", help="A trained model (directory or packaged name) to detect with; repeatable."
+    ),
+    strategy: str = typer.Option(
+        "model_first",
+        "--strategy",
+        help="How --model combines with the rules: model_first, rules_first, union.",
+    ),
+    rules: bool = typer.Option(
+        True, "--rules/--no-rules", help="With --model: also run the language's rules."
+    ),
     key_file: Path | None = typer.Option(
         None, "--key-file", help="Secret key for surrogates/hash/date shift."
     ),
@@ -95,21 +106,26 @@ def deid(
         if scope not in ("document", "patient", "corpus"):
             raise ConfigError("--scope must be document, patient or corpus")
         overrides["scope"] = scope
+    if model:
+        if strategy not in ("model_first", "rules_first", "union"):
+            raise ConfigError("--strategy must be model_first, rules_first or union")
+        overrides.update({"models": model, "strategy": strategy, "rules": rules})
     key = _load_key(key_file, ephemeral_key)
     cfg = load_config(config) if config is not None else None
     deidentifier = MultilingualDeidentifier(language, key, cfg, overrides)
     get_patient = patient_id_getter(patient_id)
 
-    items = list(iter_inputs(source, fmt, None if language == "auto" else language, encoding, max_bytes))
+    items = iter_inputs(source, fmt, None if language == "auto" else language, encoding, max_bytes)
     jsonl_name = (
         source.name if (fmt in (None, "jsonl") and source.is_file() and source.suffix == ".jsonl") else None
     )
-    writer = OutputWriter(output, annotations, jsonl_name)
-    if progress and len(items) > 1:
+    writer = OutputWriter(output, annotations, jsonl_name, append=resume)
+    total = count_inputs(source, fmt)
+    if progress and (total is None or total > 1):
         from rich.progress import Progress
 
         with Progress(transient=True) as bar:
-            task = bar.add_task("de-identifying", total=len(items))
+            task = bar.add_task("de-identifying", total=total)
             summary = run_batch(items, deidentifier, writer, get_patient, resume, lambda: bar.advance(task))
     else:
         summary = run_batch(items, deidentifier, writer, get_patient, resume)
