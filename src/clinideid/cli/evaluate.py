@@ -81,7 +81,9 @@ def predict_side(gold_docs: list[Document], model: str | None, pipeline: str | N
     "clinideid evaluate --gold corpora/meddocan/dev --format brat --pipeline es --scheme meddocan",
 )
 def evaluate_command(
-    gold: Path = typer.Option(..., "--gold", help="Gold corpus (file or folder, depending on the format)."),
+    gold: Path = typer.Option(
+        ..., "--gold", "--corpus", help="Gold corpus (file or folder, depending on the format)."
+    ),
     system: Path | None = typer.Option(
         None,
         "--system",
