@@ -30,7 +30,11 @@ from clinideid.evaluate import evaluate
 from clinideid.formats import ReadReport, read_corpus
 
 DEFAULT_CORPUS = (
-    Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "presidio-synth" / "synth_dataset_v2.json"
+    Path(__file__).resolve().parents[1].parent
+    / "shared"
+    / "corpora"
+    / "presidio-synth"
+    / "synth_dataset_v2.json"
 )
 SCHEME = "presidio_synth"
 HALVES = {"tune": 0, "heldout": 1}  # template_id % 2
