@@ -26,7 +26,15 @@ def _root(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log progr
 
 
 def _register_commands() -> None:
-    from clinideid.cli import convert, deid, evaluate, keygen, stats, train  # noqa: F401  (each registers itself)
+    from clinideid.cli import (  # noqa: F401  (each registers itself)
+        convert,
+        deid,
+        embeddings,
+        evaluate,
+        keygen,
+        stats,
+        train,
+    )
 
 
 def main(argv: list[str] | None = None) -> None:

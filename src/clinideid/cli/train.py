@@ -40,7 +40,7 @@ def _progress():
 def train(
     train_path: Path = typer.Option(..., "--train", help="Training corpus (file or folder)."),
     out: Path = typer.Option(..., "--out", help="Directory to write the model into."),
-    model: str = typer.Option("crf", "--model", help="Model type: crf."),
+    model: str = typer.Option("crf", "--model", help="Model type: crf or neural."),
     fmt: str = typer.Option("brat", "--format", help="Corpus format (brat, jsonl, i2b2, conll, ...)."),
     dev_path: Path | None = typer.Option(
         None, "--dev", help="Development corpus; without it a seeded share of --train is held out."
@@ -67,6 +67,10 @@ def train(
     from clinideid.train.data import corpus_language, holdout_split, read_training_corpus
 
     cfg = load_train_config(config)
+    if model not in ("crf", "neural"):
+        raise ConfigError(f"unknown --model {model!r}; choose crf or neural")
+    if "model" not in cfg.model_fields_set:  # the config leaves the model type to --model
+        cfg = cfg.model_copy(update={"model": model})
     if model != cfg.model:
         raise ConfigError(f"--model {model} does not match 'model: {cfg.model}' in the training config")
     if not canonical and not scheme:
@@ -91,7 +95,10 @@ def train(
     )
     display, callback = _progress()
     with display:
-        result = train_crf(
+        trainer = train_crf
+        if cfg.model == "neural":
+            from clinideid.train.neural import train_neural as trainer
+        result = trainer(
             train_docs,
             dev_docs,
             cfg,
@@ -111,7 +118,10 @@ def train(
     if enc["conflicts"]:
         typer.echo(f"note: {enc['conflicts']} overlapping spans left out of training (longer span kept)")
     sel = result.metadata.training_config["selected"]
-    typer.echo(f"selected c1={sel['c1']:g} c2={sel['c2']:g}")
+    if cfg.model == "neural":
+        typer.echo(f"selected epoch {sel['epoch']}")
+    else:
+        typer.echo(f"selected c1={sel['c1']:g} c2={sel['c2']:g}")
     for mode, s in result.metadata.dev_metrics.items():
         typer.echo(f"dev {mode:<13} P {s['precision']:.4f}  R {s['recall']:.4f}  F1 {s['f1']:.4f}")
     typer.echo(

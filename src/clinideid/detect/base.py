@@ -47,31 +47,40 @@ def register_detector(type_name: str) -> Callable[[type[Detector]], type[Detecto
     return deco
 
 
-def _load_builtin() -> None:
+#: built-in detector types and the module that registers each; imported only when a type is asked for,
+#: so a rules-only pipeline never pays for importing torch
+BUILTIN_DETECTORS: dict[str, str] = {
+    "rules": "clinideid.detect.rules",
+    "crf": "clinideid.detect.crf",
+    "hybrid": "clinideid.detect.hybrid",
+    "neural": "clinideid.detect.neural.tagger",
+}
+
+
+def _load(type_name: str | None = None) -> None:
+    """Import the module registering ``type_name`` (every built-in one when None)."""
     import importlib
 
-    for module in ("clinideid.detect.rules", "clinideid.detect.crf", "clinideid.detect.hybrid"):
-        try:
+    names = list(BUILTIN_DETECTORS) if type_name is None else [type_name]
+    for name in names:
+        module = BUILTIN_DETECTORS.get(name)
+        if module is not None and name not in _REGISTRY:
             importlib.import_module(module)
-        except ModuleNotFoundError as exc:  # a detector family not built yet
-            if exc.name != module:
-                raise
 
 
 def available_detectors() -> list[str]:
-    _load_builtin()
+    _load()
     return sorted(_REGISTRY)
 
 
 def build_detector(spec: dict[str, Any]) -> Detector:
     """A detector from its config: ``{"type": "rules", "name": ..., **options}``."""
-    _load_builtin()
     spec = dict(spec)
     type_name = spec.pop("type", None)
+    _load(type_name if isinstance(type_name, str) else None)
     if type_name not in _REGISTRY:
-        raise ConfigError(
-            f"unknown detector type {type_name!r}; available: {', '.join(sorted(_REGISTRY)) or 'none'}"
-        )
+        known = sorted(set(_REGISTRY) | set(BUILTIN_DETECTORS))
+        raise ConfigError(f"unknown detector type {type_name!r}; available: {', '.join(known)}")
     try:
         return _REGISTRY[type_name](**spec)
     except TypeError as exc:

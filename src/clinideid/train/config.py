@@ -19,6 +19,11 @@ Example (every key is optional; these are the defaults for a CRF)::
     min_freq: 1             # drop features seen fewer times (compact model)
     workers: 1              # grid points trained in parallel (processes)
     dev_fraction: 0.2       # held-out share of the training documents when no dev corpus is given
+
+For ``model: neural`` the keys ``label_scheme``, ``window_size``, ``window_overlap`` and ``dev_fraction``
+apply too, and a ``neural:`` section holds the network and training settings
+(``clinideid.detect.neural.config.NeuralConfig``: blocks char/word/affix/context/attention, sizes, dropout,
+windows, optimizer, epochs...).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from clinideid.detect.features import DEFAULT_GAZETTEERS, GAZETTEER_LISTS, FeatureConfig
+from clinideid.detect.neural.config import NeuralConfig
 from clinideid.errors import ConfigError
 
 
@@ -63,7 +69,7 @@ class FeaturesSection(BaseModel):
 class TrainConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", protected_namespaces=())
 
-    model: Literal["crf"] = "crf"
+    model: Literal["crf", "neural"] = "crf"
     language: str | None = None
     label_scheme: Literal["BIO", "BIOES"] = "BIOES"
     unit: Literal["line", "window"] = "line"
@@ -77,6 +83,7 @@ class TrainConfig(BaseModel):
     possible_transitions: bool = True
     workers: int = Field(1, ge=1, le=64)
     dev_fraction: float = Field(0.2, gt=0, lt=1)
+    neural: NeuralConfig = Field(default_factory=NeuralConfig)  # model: neural only
 
     @field_validator("c1", "c2")
     @classmethod

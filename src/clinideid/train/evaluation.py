@@ -21,6 +21,10 @@ def model_detector(model: str | Path, labels: str = "model") -> Detector:
         from clinideid.detect.crf import CRFDetector
 
         return CRFDetector(path, labels=labels)
+    if meta.model_type == "neural":
+        from clinideid.detect.neural.tagger import NeuralDetector
+
+        return NeuralDetector(path, labels=labels)
     raise ModelError(
         f"{path}: field 'model_type' is {meta.model_type!r}, which this version of clinideid cannot run; "
         "upgrade clinideid"

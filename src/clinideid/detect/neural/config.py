@@ -1,0 +1,67 @@
+"""The neural tagger's settings (torch-free, so training configs validate without importing torch).
+
+Every block can be switched on or off; the baseline is characters + words + BiLSTM + CRF.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class NeuralConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    # blocks
+    char: bool = True
+    word: bool = True
+    affix: bool = False
+    context: bool = False
+    attention: bool = False
+    # block sizes
+    char_dim: int = Field(25, ge=1, le=512)
+    char_hidden: int = Field(25, ge=1, le=512)
+    max_token_chars: int = Field(20, ge=1, le=200)
+    word_dim: int = Field(100, ge=1, le=1024)
+    word_min_count: int = Field(1, ge=1)
+    vectors: str | None = None  # word2vec/GloVe text or fastText .bin file to initialise word embeddings
+    freeze_vectors: bool = False
+    affix_n: int = Field(3, ge=1, le=6)
+    affix_min_count: int = Field(20, ge=1)
+    affix_dim: int = Field(20, ge=1, le=256)
+    affix_hidden: int = Field(25, ge=1, le=256)
+    context_n: int = Field(10, ge=1, le=50)
+    context_proj: int = Field(64, ge=1, le=512)
+    context_hidden: int = Field(50, ge=1, le=512)
+    attention_dim: int = Field(32, ge=1, le=512)
+    lstm_layers: int = Field(1, ge=1, le=2)
+    lstm_hidden: int = Field(100, ge=1, le=1024)
+    # regularisation
+    dropout: float = Field(0.5, ge=0, lt=1)
+    locked_dropout: bool = True  # one dropout mask per sequence (variational) instead of per token
+    word_dropout: float = Field(0.05, ge=0, lt=1)  # share of known words replaced by <unk> in training
+    # windows the tagger reads
+    windows: Literal["sliding", "sentences"] = "sliding"
+    sentences_per_window: int = Field(1, ge=1, le=50)
+    # training
+    optimizer: Literal["sgd", "adam"] = "adam"
+    lr: float = Field(0.005, gt=0)  # 0.005 suits Adam (MEDDOCAN dev); SGD usually wants ~0.015
+    momentum: float = Field(0.9, ge=0, lt=1)  # SGD only
+    lr_decay: float = Field(0.5, gt=0, le=1)  # LR factor after anneal_patience epochs without dev gain
+    anneal_patience: int = Field(2, ge=1)
+    patience: int = Field(5, ge=1)  # early stopping: epochs without dev strict F1 gain
+    epochs: int = Field(30, ge=1, le=1000)
+    batch_size: int = Field(16, ge=1, le=1024)
+    clip: float = Field(5.0, gt=0)
+    class_weighting: bool = False  # add an inverse-sqrt-frequency weighted token loss to the CRF loss
+    threads: int | None = Field(None, ge=1, le=256)
+    quantize: bool = False  # dynamic int8 quantisation of LSTM/linear layers at inference
+
+    @model_validator(mode="after")
+    def _some_input(self) -> NeuralConfig:
+        if not (self.char or self.word or self.affix):
+            raise ValueError("enable at least one of char, word, affix: the tagger needs token inputs")
+        if self.vectors and not self.word:
+            raise ValueError("vectors are given but the word block is off (set word: true)")
+        return self

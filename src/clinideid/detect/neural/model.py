@@ -1,0 +1,139 @@
+"""The configurable BiLSTM-CRF network.
+
+token inputs (chars, word, affixes) -> [n-gram context] -> BiLSTM (1-2 layers) -> [attention] -> CRF.
+Padding never changes the outputs of real tokens: every block masks or packs its inputs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from clinideid.detect.neural.affix import AffixBiLSTM, run_packed
+from clinideid.detect.neural.attention import AdditiveAttention
+from clinideid.detect.neural.config import NeuralConfig
+from clinideid.detect.neural.context import NgramContext
+from clinideid.detect.neural.crf import CRF
+from clinideid.detect.neural.embeddings import CharBiLSTM, WordEmbedding
+
+
+@dataclass
+class Batch:
+    """Padded tensors of a batch of windows; ``mask`` is true on real tokens (left-aligned)."""
+
+    words: torch.Tensor  # (B, T)
+    chars: torch.Tensor  # (B, T, C)
+    prefixes: torch.Tensor  # (B, T)
+    suffixes: torch.Tensor  # (B, T)
+    mask: torch.Tensor  # (B, T) bool
+    tags: torch.Tensor | None = None  # (B, T)
+
+
+class SequenceDropout(nn.Module):
+    """Dropout; ``locked`` uses one mask per sequence across all its tokens (variational dropout)."""
+
+    def __init__(self, p: float, locked: bool) -> None:
+        super().__init__()
+        self.p = p
+        self.locked = locked
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.training or self.p == 0:
+            return x
+        if not self.locked:
+            return nn.functional.dropout(x, self.p, True)
+        keep = x.new_empty(x.size(0), 1, x.size(2)).bernoulli_(1 - self.p) / (1 - self.p)
+        return x * keep
+
+
+class NeuralTaggerModule(nn.Module):
+    def __init__(
+        self,
+        config: NeuralConfig,
+        *,
+        n_words: int,
+        n_chars: int,
+        n_prefixes: int,
+        n_suffixes: int,
+        n_tags: int,
+    ) -> None:
+        super().__init__()
+        self.config = config
+        dim = 0
+        self.char = self.word = self.affix = self.context = self.attention = None
+        if config.char:
+            self.char = CharBiLSTM(n_chars, config.char_dim, config.char_hidden)
+            dim += self.char.out_dim
+        if config.word:
+            self.word = WordEmbedding(n_words, config.word_dim, freeze=config.freeze_vectors)
+            dim += self.word.out_dim
+        if config.affix:
+            self.affix = AffixBiLSTM(n_prefixes, n_suffixes, config.affix_dim, config.affix_hidden)
+            dim += self.affix.out_dim
+        self.dropout = SequenceDropout(config.dropout, config.locked_dropout)
+        if config.context:
+            self.context = NgramContext(dim, config.context_n, config.context_proj, config.context_hidden)
+            dim += self.context.out_dim
+        self.lstm = nn.LSTM(
+            dim,
+            config.lstm_hidden,
+            num_layers=config.lstm_layers,
+            batch_first=True,
+            bidirectional=True,
+            dropout=config.dropout if config.lstm_layers > 1 else 0.0,
+        )
+        out_dim = 2 * config.lstm_hidden
+        if config.attention:
+            self.attention = AdditiveAttention(out_dim, dim, config.attention_dim)
+        self.emit = nn.Linear(out_dim, n_tags)
+        self.crf = CRF(n_tags)
+
+    def token_inputs(self, batch: Batch) -> torch.Tensor:
+        """The concatenated token representation (before the context block)."""
+        parts = []
+        if self.char is not None:
+            parts.append(self.char(batch.chars))
+        if self.word is not None:
+            words = batch.words
+            p = self.config.word_dropout
+            if self.training and p > 0:
+                drop = (torch.rand(words.shape, device=words.device) < p) & batch.mask
+                words = words.masked_fill(drop, 1)
+            parts.append(self.word(words))
+        if self.affix is not None:
+            parts.append(self.affix(batch.prefixes, batch.suffixes, batch.mask))
+        return torch.cat(parts, dim=2)
+
+    def emissions(self, batch: Batch) -> torch.Tensor:
+        """Per-token tag scores (B, T, n_tags)."""
+        x = self.dropout(self.token_inputs(batch))
+        if self.context is not None:
+            x = torch.cat([x, self.context(x, batch.mask)], dim=2)
+        h = run_packed(self.lstm, x, batch.mask)
+        if self.attention is not None:
+            h = self.attention(h, x, batch.mask)
+        return self.emit(self.dropout(h))
+
+    def loss(self, batch: Batch, class_weights: torch.Tensor | None = None) -> torch.Tensor:
+        """CRF negative log-likelihood (mean over windows), plus a weighted token loss when ``class_weights``."""
+        if batch.tags is None:
+            raise ValueError("a training batch needs tags")
+        em = self.emissions(batch)
+        loss = self.crf(em, batch.tags, batch.mask)
+        if class_weights is not None:
+            ce = nn.functional.cross_entropy(em[batch.mask], batch.tags[batch.mask], weight=class_weights)
+            loss = loss + ce
+        return loss
+
+    def decode(self, batch: Batch) -> tuple[list[list[int]], list[list[float]]]:
+        """Best tag ids per window and each chosen tag's marginal probability."""
+        em = self.emissions(batch)
+        paths = self.crf.viterbi(em, batch.mask)
+        marg = self.crf.marginals(em, batch.mask)
+        probs = []
+        for b, path in enumerate(paths):
+            idx = torch.tensor(path, dtype=torch.long)
+            probs.append(marg[b, torch.arange(len(path)), idx].tolist())
+        return paths, probs
