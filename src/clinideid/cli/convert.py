@@ -9,7 +9,7 @@ import typer
 
 from clinideid.cli import app
 from clinideid.errors import ConfigError
-from clinideid.formats import ReadReport, available_formats, read_corpus, write_corpus
+from clinideid.formats import ReadReport, available_formats, get_codec, read_corpus, write_corpus
 
 
 def parse_options(values: list[str], flag: str) -> dict[str, Any]:
@@ -53,13 +53,14 @@ def convert(
     """Convert an annotated corpus between formats, keeping every span."""
     if on_error not in ("raise", "skip"):
         raise ConfigError("--on-error must be raise or skip")
-    report = ReadReport()
+    # every option is checked before the corpus is read, so a typo fails fast
     read_opts = {"repair": repair, "on_error": on_error, **parse_options(read_option, "--read-option")}
+    write_opts = parse_options(write_option, "--write-option")
+    get_codec(from_format), get_codec(to_format)
+    report = ReadReport()
     docs = read_corpus(source, from_format, report=report, **read_opts)
     write_report = ReadReport()
-    write_corpus(
-        docs, target, to_format, report=write_report, **parse_options(write_option, "--write-option")
-    )
+    write_corpus(docs, target, to_format, report=write_report, **write_opts)
     n_spans = sum(len(d.spans) for d in docs)
     typer.echo(f"converted {len(docs)} documents, {n_spans} spans: {from_format} -> {to_format}")
     for w in [*report.warnings, *write_report.warnings]:
