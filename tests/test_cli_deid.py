@@ -100,6 +100,7 @@ def test_deid_jsonl_and_operator_overrides(tmp_path: Path):
         (["--language", "xx"], "unsupported language"),
         (["--operator", "DATE"], "LABEL=OPERATOR"),
         (["--operator", "DATE=shred"], "unknown operator"),
+        (["--operator", "DATE=date_generalize:strategy=century", "--ephemeral-key"], "century"),
         (["--operator", "NAMES=tag", "--ephemeral-key"], "unknown labels"),
         (["--scope", "planet", "--ephemeral-key"], "--scope"),
         ([], "--key-file"),  # surrogates need a key: no silent fixed key
@@ -176,3 +177,15 @@ def test_deid_resume_skips_done_documents(tmp_path: Path):
     assert summary["skipped"] == 1 and summary["succeeded"] == 1 and (out / "b.txt").exists()
     reported = [json.loads(x)["id"] for x in (out / "report.jsonl").read_text("utf-8").splitlines()]
     assert sorted(reported) == ["a", "b", "b"]  # the first run's reports are kept
+
+
+def test_operator_options_on_the_command_line(tmp_path: Path):
+    src = tmp_path / "a.txt"
+    src.write_text("Patient admitted on 11/02/2023 and seen again on 03/15/2024.\n", encoding="utf-8")
+    res = run(
+        "deid", str(src), "-o", str(tmp_path / "out"), "-l", "en", "--operator", "default=tag",
+        "--operator", "DATE=date_generalize:strategy=year", "--operator", "AGE=tag",
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    text = (tmp_path / "out" / "a.txt").read_text("utf-8")
+    assert "11/02" not in text and "2023" in text and "2024" in text

@@ -18,12 +18,20 @@ from clinideid.text.language import SUPPORTED
 
 
 def _parse_operator_overrides(values: list[str]) -> dict[str, dict]:
+    """``LABEL=OPERATOR`` or ``LABEL=OPERATOR:key=value,key=value`` (option values as in ``convert``)."""
+    from clinideid.cli.convert import parse_options
+
     out: dict[str, dict] = {}
     for v in values:
-        label, sep, op = v.partition("=")
+        label, sep, rest = v.partition("=")
+        op, _, opts = rest.partition(":")
         if not sep or not label or not op:
-            raise ConfigError(f"bad --operator {v!r}; use LABEL=OPERATOR, e.g. --operator DATE=date_shift")
-        out[label.strip()] = {"operator": op.strip(), "options": {}}
+            raise ConfigError(
+                f"bad --operator {v!r}; use LABEL=OPERATOR or LABEL=OPERATOR:key=value,key=value, "
+                "e.g. --operator DATE=date_generalize:strategy=quarter"
+            )
+        options = parse_options([o for o in opts.split(",") if o], "--operator option") if opts else {}
+        out[label.strip()] = {"operator": op.strip(), "options": options}
     return out
 
 
@@ -59,7 +67,7 @@ def deid(
     operator: list[str] = typer.Option(
         [],
         "--operator",
-        help="Per-label operator, LABEL=OPERATOR (label, category or 'default'); repeatable.",
+        help="Per-label operator: LABEL=OPERATOR[:key=value,...] (label, category or 'default'); repeatable.",
     ),
     model: list[str] = typer.Option(
         [], "--model", "-m", help="A trained model (directory or packaged name) to detect with; repeatable."
