@@ -5,7 +5,8 @@
         [--window 200] [--overlap 20] [--windows 100 200 400] [--shuffles 9999] [--markdown table.md]
 
 Variants: ``baseline`` (characters + words + BiLSTM-CRF), ``+context`` (n-gram context embeddings),
-``+affix``, ``+attention`` and ``all`` (the three blocks together). Every (variant, window, epochs, seed)
+``+affix``, ``+attention`` and ``all`` (the three blocks together) make the default grid; ``+rules`` and
+``+affix+rules`` add the Spanish rule engine's spans as token inputs (hybrid). Every (variant, window, epochs, seed)
 run trains on MEDDOCAN train with a fixed epoch budget (no early stop), keeps the epoch with the best dev
 strict micro F1, and runs in its own process with one torch thread (``--jobs`` runs at a time). Each run
 leaves ``<key>.json`` (metrics) and ``preds/<key>.jsonl`` (dev predictions, clinideid JSONL) in the
@@ -45,7 +46,11 @@ VARIANTS: dict[str, dict[str, bool]] = {
     "+affix": {"affix": True},
     "+attention": {"attention": True},
     "all": {"context": True, "affix": True, "attention": True},
+    # beyond the CEDI layout: the rule engine's spans as token inputs (hybrid)
+    "+rules": {"rules": {"type": "rules", "language": "es"}},
+    "+affix+rules": {"affix": True, "rules": {"type": "rules", "language": "es"}},
 }
+CEDI_VARIANTS = ["baseline", "+context", "+affix", "+attention", "all"]
 SIGNIFICANCE_SEED = 1  # the seed whose dev predictions are compared with the baseline's
 
 log = logging.getLogger("neural_experiments")
@@ -378,7 +383,7 @@ def main() -> None:
         run_one(Run(variant, int(window), int(seed)), args)
         return
     if args.variants is None:
-        args.variants = [] if args.windows else list(VARIANTS)
+        args.variants = [] if args.windows else list(CEDI_VARIANTS)
     if args.epochs < 1 or args.jobs < 1:
         ap.error("--epochs and --jobs must be positive")
     runs = plan(args)

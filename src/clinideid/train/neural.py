@@ -40,7 +40,7 @@ from clinideid.detect.neural.tagger import (
 )
 from clinideid.detect.neural.vocab import Vocab, normalize_word
 from clinideid.document import Document
-from clinideid.errors import InputError
+from clinideid.errors import ConfigError, InputError
 from clinideid.models import (
     FORMAT_VERSION,
     ModelMetadata,
@@ -97,9 +97,7 @@ def training_examples(
         tokens = tokenize(doc.text)
         labels, st = encode_spans(tokens, doc.spans, scheme)
         stats.add(st)
-        texts = [t.text for t in tokens]
-        for w in model.windows(doc.text, tokens):
-            examples.append(model.encode(texts[w.start : w.end], labels[w.start : w.end]))
+        examples.extend(model.encode_document(doc, tokens, labels)[1])
     return examples, stats
 
 
@@ -215,6 +213,13 @@ def train_neural(
         raise InputError("no annotated training documents")
     if not dev_docs:
         raise InputError("no development documents to select the model on")
+    if config.neural.rules is True:
+        if not language:
+            raise ConfigError(
+                "neural.rules: true needs the corpus language (--language) to pick the rule packs"
+            )
+        spec = {"type": "rules", "language": language}
+        config = config.model_copy(update={"neural": config.neural.model_copy(update={"rules": spec})})
     ncfg = config.neural
     start = time.perf_counter()
     cpu_start = cpu_seconds()

@@ -5,7 +5,7 @@ Every block can be switched on or off; the baseline is characters + words + BiLS
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -19,6 +19,9 @@ class NeuralConfig(BaseModel):
     affix: bool = False
     context: bool = False
     attention: bool = False
+    # a rule detector's spans as token inputs (hybrid): true = the rule packs of the training language,
+    # or a detector spec such as {"type": "rules", "language": "es"}; resolved to a spec when training
+    rules: bool | dict[str, Any] = False
     # block sizes
     char_dim: int = Field(25, ge=1, le=512)
     char_hidden: int = Field(25, ge=1, le=512)

@@ -29,6 +29,7 @@ class Batch:
     suffixes: torch.Tensor  # (B, T)
     mask: torch.Tensor  # (B, T) bool
     tags: torch.Tensor | None = None  # (B, T)
+    features: torch.Tensor | None = None  # (B, T, F) document-level token features (token_features)
 
 
 class SequenceDropout(nn.Module):
@@ -58,6 +59,7 @@ class NeuralTaggerModule(nn.Module):
         n_prefixes: int,
         n_suffixes: int,
         n_tags: int,
+        n_features: int = 0,
     ) -> None:
         super().__init__()
         self.config = config
@@ -72,6 +74,8 @@ class NeuralTaggerModule(nn.Module):
         if config.affix:
             self.affix = AffixBiLSTM(n_prefixes, n_suffixes, config.affix_dim, config.affix_hidden)
             dim += self.affix.out_dim
+        self.n_features = n_features
+        dim += n_features
         self.dropout = SequenceDropout(config.dropout, config.locked_dropout)
         if config.context:
             self.context = NgramContext(dim, config.context_n, config.context_proj, config.context_hidden)
@@ -104,6 +108,10 @@ class NeuralTaggerModule(nn.Module):
             parts.append(self.word(words))
         if self.affix is not None:
             parts.append(self.affix(batch.prefixes, batch.suffixes, batch.mask))
+        if self.n_features:
+            if batch.features is None or batch.features.size(2) != self.n_features:
+                raise ValueError(f"this network needs {self.n_features} token features per token")
+            parts.append(batch.features)
         return torch.cat(parts, dim=2)
 
     def emissions(self, batch: Batch) -> torch.Tensor:

@@ -32,6 +32,7 @@ from clinideid.detect.crf import labels_to_spans
 from clinideid.detect.neural.affix import prefix, suffix
 from clinideid.detect.neural.config import NeuralConfig
 from clinideid.detect.neural.model import Batch, NeuralTaggerModule
+from clinideid.detect.neural.token_features import TokenFeaturizer, build_featurizers, document_features
 from clinideid.detect.neural.vocab import Vocab, normalize_word
 from clinideid.document import Document, Span
 from clinideid.errors import ConfigError, ModelError
@@ -84,6 +85,7 @@ class Example:
     prefixes: list[int]
     suffixes: list[int]
     tags: list[int] | None = None
+    features: torch.Tensor | None = None  # (len, F) slice of the document's token features
 
     def __len__(self) -> int:
         return len(self.words)
@@ -98,7 +100,11 @@ def clip_chars(token: str, n: int) -> str:
 
 
 def encode_tokens(
-    texts: Sequence[str], vocabs: Vocabs, config: NeuralConfig, tags: Sequence[str] | None = None
+    texts: Sequence[str],
+    vocabs: Vocabs,
+    config: NeuralConfig,
+    tags: Sequence[str] | None = None,
+    features: torch.Tensor | None = None,
 ) -> Example:
     tag_index = {t: i for i, t in enumerate(vocabs.tags)}
     return Example(
@@ -107,6 +113,7 @@ def encode_tokens(
         prefixes=[vocabs.prefixes.get(prefix(t, config.affix_n)) for t in texts],
         suffixes=[vocabs.suffixes.get(suffix(t, config.affix_n)) for t in texts],
         tags=None if tags is None else [tag_index.get(t, 0) for t in tags],
+        features=features,
     )
 
 
@@ -123,6 +130,11 @@ def collate(examples: Sequence[Example]) -> Batch:
     tags = None
     if examples[0].tags is not None:
         tags = pad([e.tags or [] for e in examples])
+    features = None
+    if examples[0].features is not None:
+        features = nn.utils.rnn.pad_sequence(
+            [e.features for e in examples if e.features is not None], batch_first=True
+        )
     return Batch(
         words=pad([e.words for e in examples]),
         chars=torch.tensor(chars, dtype=torch.long),
@@ -130,6 +142,7 @@ def collate(examples: Sequence[Example]) -> Batch:
         suffixes=pad([e.suffixes for e in examples]),
         mask=torch.arange(t).unsqueeze(0) < torch.tensor([len(e) for e in examples]).unsqueeze(1),
         tags=tags,
+        features=features,
     )
 
 
@@ -155,7 +168,19 @@ def document_windows(
     raise ConfigError(f"unknown window mode {mode!r}; choose sliding or sentences")
 
 
-def build_module(config: NeuralConfig, vocabs: Vocabs) -> NeuralTaggerModule:
+def rules_spec(config: NeuralConfig) -> dict[str, Any] | None:
+    """The rule detector spec of a config whose ``rules`` was resolved (``True`` needs a language first)."""
+    if config.rules is True:
+        raise ConfigError(
+            "neural.rules: true needs the training language to pick the rule packs; give a detector spec "
+            "such as {type: rules, language: es}"
+        )
+    return dict(config.rules) if config.rules else None
+
+
+def build_module(
+    config: NeuralConfig, vocabs: Vocabs, featurizers: Sequence[TokenFeaturizer] = ()
+) -> NeuralTaggerModule:
     return NeuralTaggerModule(
         config,
         n_words=len(vocabs.words),
@@ -163,6 +188,7 @@ def build_module(config: NeuralConfig, vocabs: Vocabs) -> NeuralTaggerModule:
         n_prefixes=len(vocabs.prefixes),
         n_suffixes=len(vocabs.suffixes),
         n_tags=len(vocabs.tags),
+        n_features=sum(f.dim for f in featurizers),
     )
 
 
@@ -189,10 +215,14 @@ class NeuralModel:
         window_size: int = 200,
         window_overlap: int = 20,
         batch_size: int = 32,
+        featurizers: Sequence[TokenFeaturizer] | None = None,
     ) -> None:
         self.config = config
         self.vocabs = vocabs
-        self.module = module if module is not None else build_module(config, vocabs)
+        self.featurizers = (
+            list(featurizers) if featurizers is not None else build_featurizers(rules_spec(config))
+        )
+        self.module = module if module is not None else build_module(config, vocabs, self.featurizers)
         self.metadata = metadata
         self.window_size = window_size
         self.window_overlap = window_overlap
@@ -223,8 +253,34 @@ class NeuralModel:
             self.config.sentences_per_window,
         )
 
-    def encode(self, texts: Sequence[str], tags: Sequence[str] | None = None) -> Example:
-        return encode_tokens(texts, self.vocabs, self.config, tags)
+    def encode(
+        self,
+        texts: Sequence[str],
+        tags: Sequence[str] | None = None,
+        features: torch.Tensor | None = None,
+    ) -> Example:
+        return encode_tokens(texts, self.vocabs, self.config, tags, features)
+
+    def document_features(self, doc: Document, tokens: Sequence[Token]) -> torch.Tensor | None:
+        """The featurizers' ``(len(tokens), F)`` features of a whole document (``None`` without any)."""
+        return document_features(self.featurizers, doc, tokens)
+
+    def encode_document(
+        self, doc: Document, tokens: Sequence[Token], labels: Sequence[str] | None = None
+    ) -> tuple[list[Window], list[Example]]:
+        """The windows of a document and their encoded examples (with gold tags when ``labels``)."""
+        wins = self.windows(doc.text, tokens)
+        feats = self.document_features(doc, tokens)
+        texts = [t.text for t in tokens]
+        examples = [
+            self.encode(
+                texts[w.start : w.end],
+                None if labels is None else labels[w.start : w.end],
+                None if feats is None else feats[w.start : w.end],
+            )
+            for w in wins
+        ]
+        return wins, examples
 
     # -- inference --------------------------------------------------------------------------------------
 
@@ -235,11 +291,10 @@ class NeuralModel:
         owners: list[tuple[int, int]] = []  # (doc index, window index)
         for d, doc in enumerate(docs):
             tokens = tokenize(doc.text)
-            wins = self.windows(doc.text, tokens)
+            wins, doc_examples = self.encode_document(doc, tokens)
             per_doc.append((tokens, wins))
-            for w_idx, w in enumerate(wins):
-                examples.append(self.encode([t.text for t in tokens[w.start : w.end]]))
-                owners.append((d, w_idx))
+            examples.extend(doc_examples)
+            owners.extend((d, w_idx) for w_idx in range(len(wins)))
         paths: list[list[int]] = [[] for _ in examples]
         probs: list[list[float]] = [[] for _ in examples]
         with self._lock, torch.inference_mode():
@@ -281,7 +336,8 @@ class NeuralModel:
             raise ModelError(
                 f"{where}: weights cannot be read ({type(exc).__name__}); the model is corrupt"
             ) from None
-        module = build_module(config, vocabs)
+        featurizers = build_featurizers(rules_spec(config))
+        module = build_module(config, vocabs, featurizers)
         try:
             module.load_state_dict(state)
         except RuntimeError:
@@ -290,7 +346,7 @@ class NeuralModel:
                 "(different blocks or sizes); re-train the model"
             ) from None
         module.eval()
-        return cls(config, vocabs, module, metadata=metadata, **kwargs)
+        return cls(config, vocabs, module, metadata=metadata, featurizers=featurizers, **kwargs)
 
     @classmethod
     def load(

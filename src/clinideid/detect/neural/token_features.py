@@ -1,0 +1,90 @@
+"""Dense per-token features computed over a whole document, before the document is cut into windows.
+
+A featurizer sees the document's full text and tokens, so its features do not depend on window edges
+(a rule that needs a whole line, a language model that reads the whole note). The network concatenates
+the features of every featurizer to the token representation (``Batch.features``).
+
+- ``RuleMarks``: the spans a rule detector finds, as a multi-hot ``B-``/``I-`` vector over the canonical
+  labels (the hybrid input of the neural tagger, like the CRF's rule features). The label list is the
+  canonical taxonomy, not the rules' current output, so the input size does not change when a rule pack does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import torch
+
+from clinideid.document import Document
+from clinideid.text import Token
+
+
+class TokenFeaturizer(Protocol):
+    """Computes a ``(len(tokens), dim)`` float tensor for a document."""
+
+    name: str
+    dim: int
+
+    def features(self, doc: Document, tokens: Sequence[Token]) -> torch.Tensor: ...
+
+
+def rule_mark_names() -> list[str]:
+    """``B-LABEL`` and ``I-LABEL`` for every canonical label, in taxonomy order."""
+    from clinideid.labels import canonical
+
+    names = canonical().labels
+    return [f"{p}-{n}" for n in names for p in ("B", "I")]
+
+
+class RuleMarks:
+    """Multi-hot marks of a rule detector's spans over the tokens (``B-`` on the first token of a span)."""
+
+    name = "rules"
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        from clinideid.detect.base import build_detector
+
+        self.spec = dict(spec)
+        self.detector = build_detector(dict(spec))
+        self.marks = rule_mark_names()
+        self.index = {m: i for i, m in enumerate(self.marks)}
+        self.dim = len(self.marks)
+
+    def fingerprint(self) -> str:
+        """A short hash of the detector's spec (stored with a model, to notice a changed set-up)."""
+        return hashlib.sha256(json.dumps(self.spec, sort_keys=True).encode("utf-8")).hexdigest()[:16]
+
+    def features(self, doc: Document, tokens: Sequence[Token]) -> torch.Tensor:
+        from clinideid.detect.features import mark_tokens
+
+        out = torch.zeros(len(tokens), self.dim)
+        if not tokens:
+            return out
+        spans = self.detector.detect_one(doc)
+        marks = mark_tokens(tokens, [(s.start, s.end, s.label) for s in spans])
+        for i, token_marks in enumerate(marks):
+            for m in token_marks:
+                j = self.index.get(m)
+                if j is not None:  # labels outside the canonical taxonomy carry no input
+                    out[i, j] = 1.0
+        return out
+
+
+def build_featurizers(rules: dict[str, Any] | None) -> list[TokenFeaturizer]:
+    """The featurizers a neural config asks for, in a fixed order (the input layout depends on it)."""
+    featurizers: list[TokenFeaturizer] = []
+    if rules:
+        featurizers.append(RuleMarks(rules))
+    return featurizers
+
+
+def document_features(
+    featurizers: Sequence[TokenFeaturizer], doc: Document, tokens: Sequence[Token]
+) -> torch.Tensor | None:
+    """All featurizers' features of ``doc``, concatenated; ``None`` when there are none."""
+    if not featurizers:
+        return None
+    return torch.cat([f.features(doc, tokens) for f in featurizers], dim=1)
