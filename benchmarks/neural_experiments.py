@@ -109,17 +109,18 @@ def run_one(run: Run, args: argparse.Namespace) -> None:
     )
     key = run.key(args.epochs)
     with tempfile.TemporaryDirectory() as tmp:
+        model_dir = args.out / "models" / key if args.keep_models else Path(tmp) / "m"
         result = train_neural(
             train,
             dev,
             config,
-            out_dir=Path(tmp) / "m",
+            out_dir=model_dir,
             name=key,
             seed=run.seed,
             language="es",
             training_data=TrainingData(description="MEDDOCAN train", licence="CC BY 4.0"),
         )
-        model = NeuralModel.load(Path(tmp) / "m", batch_size=32)
+        model = NeuralModel.load(model_dir, batch_size=32)
         n_tokens = sum(len(tokenize(d.text)) for d in dev)
         start = time.perf_counter()
         predicted = model.predict_spans(dev)
@@ -183,6 +184,7 @@ def child_command(run: Run, args: argparse.Namespace) -> list[str]:
         str(args.overlap),
         "--max-docs",
         str(args.max_docs),
+        *(["--keep-models"] if args.keep_models else []),
         "--run-one",
         run.variant,
         str(run.window),
@@ -371,6 +373,7 @@ def main() -> None:
     ap.add_argument(
         "--report-only", action="store_true", help="print the tables of cached runs; train nothing"
     )
+    ap.add_argument("--keep-models", action="store_true", help="keep each run's model in <out>/models/")
     ap.add_argument("--max-docs", type=int, default=0, help="smoke test: first N train and dev documents")
     ap.add_argument("--run-one", nargs=3, metavar=("VARIANT", "WINDOW", "SEED"), help=argparse.SUPPRESS)
     args = ap.parse_args()

@@ -29,6 +29,7 @@ from clinideid.detect.crf import EncodeStats, encode_spans
 from clinideid.detect.neural.affix import build_affix_vocabs
 from clinideid.detect.neural.config import NeuralConfig
 from clinideid.detect.neural.embeddings import load_vectors
+from clinideid.detect.neural.model import Batch
 from clinideid.detect.neural.tagger import (
     MODEL_TYPE,
     WEIGHTS_FILE,
@@ -52,6 +53,13 @@ from clinideid.models import (
 from clinideid.text import tokenize
 from clinideid.train.config import TrainConfig
 from clinideid.train.crf import _compact, cpu_seconds, peak_memory_mb, score_predictions, summarize
+from clinideid.train.transfer import (
+    check_compatible,
+    continued_config,
+    extend_vocabs,
+    source_labels,
+    transfer_weights,
+)
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +109,16 @@ def training_examples(
     return examples, stats
 
 
+def unlabelled_examples(model: NeuralModel, docs: Sequence[Document]) -> list[Example]:
+    """The windows of unlabelled documents (any spans they carry are ignored)."""
+    out: list[Example] = []
+    for doc in docs:
+        tokens = tokenize(doc.text)
+        if tokens:
+            out.extend(model.encode_document(doc, tokens)[1])
+    return out
+
+
 def class_weights(examples: Sequence[Example], n_tags: int) -> torch.Tensor:
     counts = torch.ones(n_tags)
     for e in examples:
@@ -122,6 +140,44 @@ class NeuralTrainResult:
     best_epoch: int = 0
 
 
+class UnlabelledBatches:
+    """An endless, seeded stream of length-bucketed batches of unlabelled windows (reshuffled each pass)."""
+
+    def __init__(self, examples: Sequence[Example], batch_size: int, seed: int) -> None:
+        if not examples:
+            raise ConfigError(
+                "cvt needs unlabelled text (--unlabelled PATH): none was given or it has no tokens"
+            )
+        self.examples = examples
+        self.batches = length_batches([len(e) for e in examples], batch_size)
+        self.rng = random.Random(seed + 7919)
+        self.queue: list[list[int]] = []
+
+    def next(self) -> Batch:
+        if not self.queue:
+            self.queue = list(self.batches)
+            self.rng.shuffle(self.queue)
+        return collate([self.examples[i] for i in self.queue.pop()])
+
+
+def cvt_step(
+    model: NeuralModel, batch: Batch, opt: torch.optim.Optimizer, params: list[torch.Tensor]
+) -> float:
+    """One Cross-View Training update on an unlabelled batch; returns its loss."""
+    module = model.module
+    cfg = model.config
+    module.eval()
+    with torch.no_grad():
+        teacher = module.crf.marginals(module.emissions(batch), batch.mask)
+    module.train()
+    opt.zero_grad()
+    loss = cfg.cvt_weight * module.cvt_loss(batch, teacher)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(params, cfg.clip)
+    opt.step()
+    return float(loss.detach())
+
+
 def fit(
     model: NeuralModel,
     train_examples: Sequence[Example],
@@ -129,8 +185,14 @@ def fit(
     *,
     seed: int = 1,
     progress: Progress | None = None,
+    unlabelled_examples: Sequence[Example] = (),
 ) -> tuple[list[dict[str, float]], int]:
-    """Train ``model.module`` in place; keeps the state with the best dev strict F1. Returns the history."""
+    """Train ``model.module`` in place; keeps the state with the best dev strict F1. Returns the history.
+
+    With Cross-View Training (``cvt``), every labelled batch is followed by ``unlabelled_ratio`` batches of
+    ``unlabelled_examples`` on which the auxiliary heads learn to match the primary head's tag marginals
+    (computed without dropout and without gradient: the primary is the teacher).
+    """
     cfg = model.config
     module = model.module
     params = [p for p in module.parameters() if p.requires_grad]
@@ -144,12 +206,14 @@ def fit(
     best_f1, best_epoch, best_state = -1.0, 0, copy.deepcopy(module.state_dict())
     since_best = 0
     batches_all = length_batches([len(e) for e in train_examples], cfg.batch_size)
+    unlabelled = UnlabelledBatches(unlabelled_examples, cfg.batch_size, seed) if cfg.cvt else None
     for epoch in range(1, cfg.epochs + 1):
         start = time.perf_counter()
         module.train()
         batches = list(batches_all)
         rng.shuffle(batches)
-        total = 0.0
+        total = cvt_total = 0.0
+        cvt_steps = 0
         for k, idx in enumerate(batches):
             opt.zero_grad()
             loss = module.loss(collate([train_examples[i] for i in idx]), weights)
@@ -157,6 +221,9 @@ def fit(
             torch.nn.utils.clip_grad_norm_(params, cfg.clip)
             opt.step()
             total += float(loss.detach())
+            for _ in range(cfg.unlabelled_ratio if unlabelled is not None else 0):
+                cvt_total += cvt_step(model, unlabelled.next(), opt, params)  # type: ignore[union-attr]
+                cvt_steps += 1
             if progress is not None:
                 progress(f"epoch {epoch}", k + 1, len(batches))
         train_seconds = time.perf_counter() - start
@@ -170,6 +237,7 @@ def fit(
                 "dev_strict_f1": round(f1, 4),
                 "lr": lr,
                 "train_seconds": round(train_seconds, 1),
+                **({"cvt_loss": round(cvt_total / cvt_steps, 4)} if cvt_steps else {}),
             }
         )
         log.info(
@@ -207,8 +275,15 @@ def train_neural(
     label_set: str = "canonical",
     training_data: TrainingData | None = None,
     progress: Progress | None = None,
+    unlabelled_docs: Sequence[Document] = (),
+    init_from: str | Path | None = None,
 ) -> NeuralTrainResult:
-    """Train on ``train_docs``, select the epoch on ``dev_docs``, save the model in ``out_dir``."""
+    """Train on ``train_docs``, select the epoch on ``dev_docs``, save the model in ``out_dir``.
+
+    ``unlabelled_docs`` (their spans are ignored) feed Cross-View Training when ``neural.cvt`` is on.
+    ``init_from`` (a neural model) continues training from that model's weights, keeping its network
+    (``clinideid.train.transfer``): e.g. a model of another language's corpus.
+    """
     if not train_docs or not any(d.spans for d in train_docs):
         raise InputError("no annotated training documents")
     if not dev_docs:
@@ -220,7 +295,13 @@ def train_neural(
             )
         spec = {"type": "rules", "language": language}
         config = config.model_copy(update={"neural": config.neural.model_copy(update={"rules": spec})})
+    source = NeuralModel.load(init_from) if init_from is not None else None
+    if source is not None:
+        check_compatible(source, config.label_scheme, label_set)
+        config = config.model_copy(update={"neural": continued_config(source.config, config.neural)})
     ncfg = config.neural
+    if unlabelled_docs and not ncfg.cvt:
+        raise ConfigError("unlabelled text is only used by cross-view training: set neural.cvt: true")
     start = time.perf_counter()
     cpu_start = cpu_seconds()
     threads = ncfg.threads or default_threads()
@@ -229,8 +310,12 @@ def train_neural(
     try:
         set_seed(seed)
         labels = sorted({s.label for d in train_docs for s in d.spans})
+        if source is not None:
+            labels = sorted(set(labels) | set(source_labels(source)))
         tokens = [[t.text for t in tokenize(d.text)] for d in train_docs]
         vocabs = build_vocabs(tokens, ncfg, tag_set(labels, config.label_scheme))
+        if source is not None:
+            vocabs = extend_vocabs(source.vocabs, vocabs)
         model = NeuralModel(
             ncfg.model_copy(update={"quantize": False}),
             vocabs,
@@ -238,11 +323,17 @@ def train_neural(
             window_overlap=config.window_overlap,
             batch_size=max(ncfg.batch_size, 32),
         )
+        if source is not None:
+            copied = transfer_weights(source, model)
+            log.info("continued from %s: %d weight tensors copied", source.name, copied)
         if ncfg.vectors:
             found = model.module.word.load_pretrained(vocabs.words, load_vectors(ncfg.vectors))  # type: ignore[union-attr]
             log.info("pre-trained vectors cover %d of %d words", found, len(vocabs.words) - 2)
         examples, stats = training_examples(model, train_docs, config.label_scheme)
-        history, best_epoch = fit(model, examples, dev_docs, seed=seed, progress=progress)
+        unlabelled = unlabelled_examples(model, unlabelled_docs) if ncfg.cvt else []
+        history, best_epoch = fit(
+            model, examples, dev_docs, seed=seed, progress=progress, unlabelled_examples=unlabelled
+        )
         report = score_predictions(
             dev_docs, model.predict_spans(dev_docs), ("strict", "relaxed", "span", "token", "token_binary")
         )
@@ -253,6 +344,8 @@ def train_neural(
     cpu = cpu_seconds() - cpu_start
     training_config = config.model_dump(mode="json")
     training_config["selected"] = {"epoch": best_epoch}
+    if source is not None:
+        training_config["init_from"] = {"name": source.name, "path": str(init_from)}
     training_config["history"] = history
     data = (training_data or TrainingData()).model_copy(
         update={

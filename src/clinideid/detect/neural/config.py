@@ -58,6 +58,15 @@ class NeuralConfig(BaseModel):
     batch_size: int = Field(16, ge=1, le=1024)
     clip: float = Field(5.0, gt=0)
     class_weighting: bool = False  # add an inverse-sqrt-frequency weighted token loss to the CRF loss
+    # Cross-View Training (semi-supervised): auxiliary heads over restricted views of the token BiLSTM,
+    # trained on unlabelled windows to match the primary (CRF) head's predictions
+    cvt: bool = False
+    cvt_views: list[Literal["forward", "backward", "future", "past"]] = Field(
+        default_factory=lambda: ["forward", "backward", "future", "past"], min_length=1
+    )
+    cvt_hidden: int = Field(50, ge=1, le=1024)
+    cvt_weight: float = Field(1.0, gt=0)
+    unlabelled_ratio: int = Field(1, ge=1, le=16)  # unlabelled batches after each labelled batch
     threads: int | None = Field(None, ge=1, le=256)
     quantize: bool = False  # dynamic int8 quantisation of LSTM/linear layers at inference
 
@@ -67,4 +76,15 @@ class NeuralConfig(BaseModel):
             raise ValueError("enable at least one of char, word, affix: the tagger needs token inputs")
         if self.vectors and not self.word:
             raise ValueError("vectors are given but the word block is off (set word: true)")
+        if self.cvt:
+            wide = [
+                n for n, on in (("affix", self.affix), ("context", self.context), ("rules", self.rules)) if on
+            ]
+            if wide:
+                raise ValueError(
+                    f"cvt needs token-local inputs, but {', '.join(wide)} read(s) neighbouring tokens: an "
+                    "auxiliary view would see the side it must not; switch them off for cvt"
+                )
+            if self.lstm_layers != 1:
+                raise ValueError("cvt reads the views from a one-layer token BiLSTM; set lstm_layers: 1")
         return self

@@ -1,6 +1,7 @@
 """The configurable BiLSTM-CRF network.
 
-token inputs (chars, word, affixes) -> [n-gram context] -> BiLSTM (1-2 layers) -> [attention] -> CRF.
+token inputs (chars, word, affixes, document-level token features) -> [n-gram context] -> BiLSTM (1-2
+layers) -> [attention] -> CRF; with Cross-View Training, auxiliary heads read restricted views of the BiLSTM.
 Padding never changes the outputs of real tokens: every block masks or packs its inputs.
 """
 
@@ -93,6 +94,18 @@ class NeuralTaggerModule(nn.Module):
             self.attention = AdditiveAttention(out_dim, dim, config.attention_dim)
         self.emit = nn.Linear(out_dim, n_tags)
         self.crf = CRF(n_tags)
+        self.cvt_heads: nn.ModuleDict | None = None
+        if config.cvt:
+            self.cvt_heads = nn.ModuleDict(
+                {
+                    f"{view}_head": nn.Sequential(
+                        nn.Linear(config.lstm_hidden, config.cvt_hidden),
+                        nn.ReLU(),
+                        nn.Linear(config.cvt_hidden, n_tags),
+                    )
+                    for view in config.cvt_views
+                }
+            )
 
     def token_inputs(self, batch: Batch) -> torch.Tensor:
         """The concatenated token representation (before the context block)."""
@@ -114,15 +127,58 @@ class NeuralTaggerModule(nn.Module):
             parts.append(batch.features)
         return torch.cat(parts, dim=2)
 
-    def emissions(self, batch: Batch) -> torch.Tensor:
-        """Per-token tag scores (B, T, n_tags)."""
+    def encode(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+        """The BiLSTM's input ``x`` (B, T, D) and output ``h`` (B, T, 2 * hidden; forward half first)."""
         x = self.dropout(self.token_inputs(batch))
         if self.context is not None:
             x = torch.cat([x, self.context(x, batch.mask)], dim=2)
-        h = run_packed(self.lstm, x, batch.mask)
+        return x, run_packed(self.lstm, x, batch.mask)
+
+    def emissions(self, batch: Batch) -> torch.Tensor:
+        """Per-token tag scores (B, T, n_tags)."""
+        x, h = self.encode(batch)
         if self.attention is not None:
             h = self.attention(h, x, batch.mask)
         return self.emit(self.dropout(h))
+
+    def view_states(self, h: torch.Tensor) -> dict[str, torch.Tensor]:
+        """The restricted views of Cross-View Training, from a one-layer BiLSTM's output ``h``.
+
+        ``forward``: the forward state at t (tokens <= t); ``backward``: the backward state at t (tokens >= t);
+        ``future``: the forward state at t-1 (tokens < t, the token itself unseen); ``past``: the backward
+        state at t+1 (tokens > t). Outside the sequence the state is zero (padding outputs of a packed RNN
+        are zero, so the last real token's ``past`` view is zero too).
+        """
+        size = self.config.lstm_hidden
+        fwd, bwd = h[..., :size], h[..., size:]
+        zero = h.new_zeros(h.size(0), 1, size)
+        return {
+            "forward": fwd,
+            "backward": bwd,
+            "future": torch.cat([zero, fwd[:, :-1]], dim=1),
+            "past": torch.cat([bwd[:, 1:], zero], dim=1),
+        }
+
+    def auxiliary_logits(self, batch: Batch) -> dict[str, torch.Tensor]:
+        """Tag scores (B, T, n_tags) of every CVT auxiliary head."""
+        if self.cvt_heads is None:
+            raise ValueError("this network has no cross-view training heads (cvt is off)")
+        _, h = self.encode(batch)
+        views = self.view_states(self.dropout(h))
+        # ModuleDict keys carry a suffix: "forward" is an nn.Module attribute and cannot name a submodule
+        return {
+            key.removesuffix("_head"): head(views[key.removesuffix("_head")])
+            for key, head in self.cvt_heads.items()
+        }
+
+    def cvt_loss(self, batch: Batch, teacher: torch.Tensor) -> torch.Tensor:
+        """Mean over heads of KL(teacher || head) on real tokens; ``teacher`` (B, T, n_tags) is constant."""
+        mask = batch.mask
+        losses = []
+        for logits in self.auxiliary_logits(batch).values():
+            log_q = nn.functional.log_softmax(logits[mask], dim=-1)
+            losses.append(nn.functional.kl_div(log_q, teacher[mask], reduction="batchmean"))
+        return torch.stack(losses).mean()
 
     def loss(self, batch: Batch, class_weights: torch.Tensor | None = None) -> torch.Tensor:
         """CRF negative log-likelihood (mean over windows), plus a weighted token loss when ``class_weights``."""
