@@ -125,6 +125,17 @@ def test_save_load_gives_identical_outputs(trained: Path, corpus: tuple[list, li
             assert ta[1] == tb[1] and ta[2] == pytest.approx(tb[2], abs=1e-6)
 
 
+def test_half_precision_weights_load_as_float32(trained: Path, corpus: tuple[list, list]) -> None:
+    _, dev = corpus
+    a = NeuralModel.load(trained)
+    half = a.to_bytes(half=True)
+    assert len(half) < 0.6 * len(a.to_bytes())
+    b = NeuralModel.from_bytes(half, a.config, metadata=a.metadata, window_size=40, window_overlap=8)
+    assert all(p.dtype == torch.float32 for p in b.module.parameters())
+    with torch.inference_mode():
+        assert [t[1] for t in a.tag_documents(dev)] == [t[1] for t in b.tag_documents(dev)]
+
+
 def test_batching_does_not_change_predictions(trained: Path, corpus: tuple[list, list]) -> None:
     _, dev = corpus
     model = NeuralModel.load(trained, batch_size=1)

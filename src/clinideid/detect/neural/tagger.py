@@ -318,9 +318,14 @@ class NeuralModel:
 
     # -- artifacts --------------------------------------------------------------------------------------
 
-    def to_bytes(self) -> bytes:
+    def to_bytes(self, half: bool = False) -> bytes:
+        """The weights and vocabularies; ``half`` stores floating-point weights as float16 (half the size,
+        loaded back as float32: predictions may differ in rare near-ties, so score the saved model)."""
+        state = self.module.state_dict()
+        if half:
+            state = {k: v.half() if v.is_floating_point() else v for k, v in state.items()}
         buf = io.BytesIO()
-        torch.save({"state_dict": self.module.state_dict(), "vocabs": self.vocabs.to_dict()}, buf)
+        torch.save({"state_dict": state, "vocabs": self.vocabs.to_dict()}, buf)
         return buf.getvalue()
 
     @classmethod
@@ -331,7 +336,7 @@ class NeuralModel:
         try:
             blob = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
             vocabs = Vocabs.from_dict(blob["vocabs"])
-            state = blob["state_dict"]
+            state = {k: v.float() if v.is_floating_point() else v for k, v in blob["state_dict"].items()}
         except Exception as exc:  # torch raises many kinds on a corrupt file
             raise ModelError(
                 f"{where}: weights cannot be read ({type(exc).__name__}); the model is corrupt"
