@@ -1,7 +1,8 @@
-"""Rebuild the CRF models shipped with clinideid, reproducibly.
+"""Rebuild the models shipped with clinideid, reproducibly.
 
-    python scripts/build_models.py                       # both models, corpora from ../shared/corpora
+    python scripts/build_models.py                       # the CRF models, corpora from ../shared/corpora
     python scripts/build_models.py --only es --corpora /data/corpora --workers 2
+    python scripts/build_models.py --only es-neural      # the Spanish neural tagger (about 15 min, 1 thread)
 
 - ``es-meddocan-crf``: MEDDOCAN train (BRAT), (c1, c2) chosen on MEDDOCAN dev, canonical labels
   (``labels/meddocan.yaml``). Training data licence: CC BY 4.0.
@@ -10,6 +11,10 @@
 
 Models are written to ``src/clinideid/models/<name>/`` (weights gzip-compressed, ``model.json``,
 ``metrics.json``). The corpora themselves are never copied into the repository.
+
+- ``es-meddocan-neural``: the neural tagger (``NEURAL_CONFIG``, the configuration chosen by
+  ``benchmarks/neural_experiments.py``) trained on MEDDOCAN train, epoch chosen on dev, one torch thread,
+  weights stored as float16. A run reproduces the same model on the same machine type and torch version.
 """
 
 from __future__ import annotations
@@ -43,6 +48,15 @@ CONFIG = {
     "c2": [0.01],
     "max_iterations": 100,
     "min_freq": 2,
+}
+
+#: the shipped neural tagger (see clinideid.detect.neural.config.NeuralConfig for every key)
+NEURAL_CONFIG = {
+    "model": "neural",
+    "label_scheme": "BIOES",
+    "window_size": 100,
+    "window_overlap": 20,
+    "neural": {"affix": True, "rules": True, "epochs": 20, "patience": 4, "threads": 1},
 }
 
 #: EDS-Pseudo is small (seconds per model): a wider (c1, c2) grid costs little
@@ -90,6 +104,46 @@ def build_fr(corpora: Path, out: Path, workers: int) -> None:
     )
 
 
+def build_es_neural(corpora: Path, out: Path) -> None:
+    from clinideid.detect.neural.tagger import NeuralModel
+    from clinideid.models import save_model
+    from clinideid.train.neural import train_neural
+
+    name = "es-meddocan-neural"
+    train = read_training_corpus(corpora / "meddocan" / "train", "brat", "meddocan", "canonical")
+    dev = read_training_corpus(corpora / "meddocan" / "dev", "brat", "meddocan", "canonical")
+    result = train_neural(
+        train,
+        dev,
+        parse_train_config(NEURAL_CONFIG),
+        out_dir=out / name,
+        name=name,
+        seed=SEED,
+        language="es",
+        label_set="canonical",
+        training_data=TrainingData(
+            description="MEDDOCAN (IberLEF 2019) train split, 500 synthetic Spanish clinical case reports; "
+            "epoch selected on the MEDDOCAN dev split; labels mapped to canonical with labels/meddocan.yaml",
+            licence="CC BY 4.0",
+            scheme="meddocan",
+        ),
+    )
+    model = NeuralModel.load(result.model_dir)
+    assert model.metadata is not None
+    extra = {"metrics.json": (result.model_dir / "metrics.json").read_text(encoding="utf-8")}
+    save_model(result.model_dir, model.metadata, model.to_bytes(half=True), extra_files=extra)
+    size = sum(p.stat().st_size for p in result.model_dir.iterdir())
+    logging.info(
+        "%s: dev %s; best epoch %d; %.0fs, peak %.0f MB, %d bytes on disk",
+        name,
+        result.metadata.dev_metrics,
+        result.best_epoch,
+        result.seconds,
+        result.peak_memory_mb,
+        size,
+    )
+
+
 def _train(name, train, dev, out, workers, *, language, data, overrides=None) -> None:
     """Train with the shipped CONFIG; ``overrides`` replaces some of its keys for one model."""
     cfg = parse_train_config({**CONFIG, **(overrides or {}), "workers": workers})
@@ -121,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         "--corpora", type=Path, default=DEFAULT_CORPORA, help="folder holding meddocan/ and eds-pseudo/"
     )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where model folders are written")
-    parser.add_argument("--only", choices=["es", "fr"], help="build one model only")
+    parser.add_argument("--only", choices=["es", "fr", "es-neural"], help="build one model only")
     parser.add_argument("--workers", type=int, default=2, help="grid points trained in parallel")
     parser.add_argument(
         "--rule-features",
@@ -139,6 +193,8 @@ def main(argv: list[str] | None = None) -> int:
             build_es(args.corpora, args.out, args.workers, rule_features=True)
     if args.only in (None, "fr"):
         build_fr(args.corpora, args.out, args.workers)
+    if args.only == "es-neural":
+        build_es_neural(args.corpora, args.out)
     return 0
 
 
