@@ -51,7 +51,9 @@ def load_gold(spec: CorpusSpec, corpora: Path) -> list[Document]:
         from clinideid.train.data import holdout_split, read_training_corpus
 
         # the same held-out 20% as the shipped French CRF (scripts/build_models.py), labels made canonical
-        docs = read_training_corpus(corpora / "eds-pseudo" / "train.jsonl", "jsonl", "eds_pseudo", "canonical")
+        docs = read_training_corpus(
+            corpora / "eds-pseudo" / "train.jsonl", "jsonl", "eds_pseudo", "canonical"
+        )
         held_out = holdout_split(docs, 0.2, seed=1)[1]
         # EDS-Pseudo annotates first name and surname apart; whole-name spans are scored against the join
         return [join_adjacent(d, ("PERSON",), "PERSON") for d in held_out]

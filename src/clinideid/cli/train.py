@@ -40,7 +40,10 @@ def _progress():
 def train(
     train_path: Path = typer.Option(..., "--train", help="Training corpus (file or folder)."),
     out: Path = typer.Option(..., "--out", help="Directory to write the model into."),
-    model: str = typer.Option("crf", "--model", help="Model type: crf or neural."),
+    model: str = typer.Option("crf", "--model", help="Model type: crf, neural or transformer."),
+    encoder: Path | None = typer.Option(
+        None, "--encoder", help="--model transformer: local folder of a Hugging Face encoder to fine-tune."
+    ),
     fmt: str = typer.Option("brat", "--format", help="Corpus format (brat, jsonl, i2b2, conll, ...)."),
     dev_path: Path | None = typer.Option(
         None, "--dev", help="Development corpus; without it a seeded share of --train is held out."
@@ -67,12 +70,18 @@ def train(
     from clinideid.train.data import corpus_language, holdout_split, read_training_corpus
 
     cfg = load_train_config(config)
-    if model not in ("crf", "neural"):
-        raise ConfigError(f"unknown --model {model!r}; choose crf or neural")
+    if model not in ("crf", "neural", "transformer"):
+        raise ConfigError(f"unknown --model {model!r}; choose crf, neural or transformer")
     if "model" not in cfg.model_fields_set:  # the config leaves the model type to --model
         cfg = cfg.model_copy(update={"model": model})
     if model != cfg.model:
         raise ConfigError(f"--model {model} does not match 'model: {cfg.model}' in the training config")
+    if encoder is not None:
+        if cfg.model != "transformer":
+            raise ConfigError("--encoder is for --model transformer")
+        cfg = cfg.model_copy(
+            update={"transformer": cfg.transformer.model_copy(update={"encoder": str(encoder)})}
+        )
     if not canonical and not scheme:
         raise ConfigError("--native needs --scheme to name the native label scheme (e.g. --scheme meddocan)")
     label_set = "canonical" if canonical else "native"
@@ -98,6 +107,8 @@ def train(
         trainer = train_crf
         if cfg.model == "neural":
             from clinideid.train.neural import train_neural as trainer
+        elif cfg.model == "transformer":
+            from clinideid.train.transformer import train_transformer as trainer
         result = trainer(
             train_docs,
             dev_docs,
@@ -118,7 +129,7 @@ def train(
     if enc["conflicts"]:
         typer.echo(f"note: {enc['conflicts']} overlapping spans left out of training (longer span kept)")
     sel = result.metadata.training_config["selected"]
-    if cfg.model == "neural":
+    if cfg.model in ("neural", "transformer"):
         typer.echo(f"selected epoch {sel['epoch']}")
     else:
         typer.echo(f"selected c1={sel['c1']:g} c2={sel['c2']:g}")

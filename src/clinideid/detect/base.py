@@ -54,6 +54,7 @@ BUILTIN_DETECTORS: dict[str, str] = {
     "crf": "clinideid.detect.crf",
     "hybrid": "clinideid.detect.hybrid",
     "neural": "clinideid.detect.neural.tagger",
+    "transformer": "clinideid.detect.transformer",
 }
 
 

@@ -24,6 +24,18 @@ For ``model: neural`` the keys ``label_scheme``, ``window_size``, ``window_overl
 apply too, and a ``neural:`` section holds the network and training settings
 (``clinideid.detect.neural.config.NeuralConfig``: blocks char/word/affix/context/attention, sizes, dropout,
 windows, optimizer, epochs...).
+
+For ``model: transformer`` the keys ``label_scheme`` and ``dev_fraction`` apply, and a ``transformer:``
+section holds the encoder and fine-tuning settings (``TransformerConfig``)::
+
+    model: transformer
+    transformer:
+      encoder: models/bert-base-spanish   # a local Hugging Face encoder folder (never downloaded)
+      max_subtokens: 256                  # sub-tokens per window, special tokens included
+      overlap: 32                         # words shared by consecutive windows
+      lr: 5.0e-5                          # linear warm-up over `warmup` of the steps, then linear decay
+      epochs: 5
+      crf: false                          # true: a CRF head instead of the linear (softmax) one
 """
 
 from __future__ import annotations
@@ -66,10 +78,32 @@ class FeaturesSection(BaseModel):
         return v
 
 
+class TransformerConfig(BaseModel):
+    """Settings of the transformer tagger (``clinideid.detect.transformer``); torch-free so configs validate."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    encoder: str | None = None  # local directory of a Hugging Face encoder; ``--encoder`` fills it
+    max_subtokens: int = Field(256, ge=8, le=8192)  # per window, special tokens included
+    overlap: int = Field(32, ge=0, le=2048)  # words shared by consecutive windows
+    lr: float = Field(5e-5, gt=0)
+    head_lr: float | None = Field(None, gt=0)  # classifier and CRF; default: lr, and 100 x lr for the CRF
+    warmup: float = Field(0.1, ge=0, lt=1)  # share of the steps with a linear warm-up, then linear decay
+    weight_decay: float = Field(0.01, ge=0)
+    epochs: int = Field(5, ge=1, le=1000)
+    batch_size: int = Field(8, ge=1, le=1024)  # windows per step
+    patience: int = Field(2, ge=1)  # early stopping: epochs without dev strict F1 gain
+    clip: float = Field(1.0, gt=0)
+    crf: bool = False
+    freeze_encoder: bool = False  # train the head only (fast baseline, or an encoder too large to tune)
+    dropout: float = Field(0.1, ge=0, lt=1)  # before the head; the encoder keeps its own dropout
+    threads: int | None = Field(None, ge=1, le=256)
+
+
 class TrainConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", protected_namespaces=())
 
-    model: Literal["crf", "neural"] = "crf"
+    model: Literal["crf", "neural", "transformer"] = "crf"
     language: str | None = None
     label_scheme: Literal["BIO", "BIOES"] = "BIOES"
     unit: Literal["line", "window"] = "line"
@@ -84,6 +118,7 @@ class TrainConfig(BaseModel):
     workers: int = Field(1, ge=1, le=64)
     dev_fraction: float = Field(0.2, gt=0, lt=1)
     neural: NeuralConfig = Field(default_factory=NeuralConfig)  # model: neural only
+    transformer: TransformerConfig = Field(default_factory=TransformerConfig)  # model: transformer only
 
     @field_validator("c1", "c2")
     @classmethod

@@ -25,6 +25,10 @@ def model_detector(model: str | Path, labels: str = "model") -> Detector:
         from clinideid.detect.neural.tagger import NeuralDetector
 
         return NeuralDetector(path, labels=labels)
+    if meta.model_type == "transformer":
+        from clinideid.detect.transformer import TransformerDetector
+
+        return TransformerDetector(path, labels=labels)
     raise ModelError(
         f"{path}: field 'model_type' is {meta.model_type!r}, which this version of clinideid cannot run; "
         "upgrade clinideid"
