@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import random
+import shutil
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -57,6 +58,7 @@ from clinideid.train.transfer import (
     check_compatible,
     continued_config,
     extend_vocabs,
+    source_charlm_paths,
     source_labels,
     transfer_weights,
 )
@@ -96,17 +98,40 @@ def tag_set(labels: Sequence[str], scheme: str) -> list[str]:
     return ["O"] + [f"{p}-{lab}" for lab in labels for p in prefixes]
 
 
+#: documents whose token features (language models) are computed together
+FEATURE_BATCH = 32
+
+
 def training_examples(
     model: NeuralModel, docs: Sequence[Document], scheme: str
 ) -> tuple[list[Example], EncodeStats]:
     examples: list[Example] = []
     stats = EncodeStats()
-    for doc in docs:
-        tokens = tokenize(doc.text)
-        labels, st = encode_spans(tokens, doc.spans, scheme)
-        stats.add(st)
-        examples.extend(model.encode_document(doc, tokens, labels)[1])
+    for k in range(0, len(docs), FEATURE_BATCH):
+        part = docs[k : k + FEATURE_BATCH]
+        tokens = [tokenize(doc.text) for doc in part]
+        features = model.documents_features(part, tokens)
+        for doc, toks, feats in zip(part, tokens, features, strict=True):
+            labels, st = encode_spans(toks, doc.spans, scheme)
+            stats.add(st)
+            examples.extend(model.encode_document(doc, toks, labels, feats)[1])
     return examples, stats
+
+
+CHARLM_DIR = "charlm"
+
+
+def copy_charlms(model: NeuralModel, target: Path) -> None:
+    """Copy the character LMs a model reads into ``target/forward`` and ``target/backward``."""
+    from clinideid.detect.neural.token_features import CharLMFeatures
+
+    for f in model.featurizers:
+        if isinstance(f, CharLMFeatures):
+            for direction, source in zip(("forward", "backward"), f.paths, strict=True):
+                dest = target / direction
+                if dest.resolve() != source.resolve():
+                    shutil.rmtree(dest, ignore_errors=True)
+                    shutil.copytree(source, dest)
 
 
 def unlabelled_examples(model: NeuralModel, docs: Sequence[Document]) -> list[Example]:
@@ -298,7 +323,10 @@ def train_neural(
     source = NeuralModel.load(init_from) if init_from is not None else None
     if source is not None:
         check_compatible(source, config.label_scheme, label_set)
-        config = config.model_copy(update={"neural": continued_config(source.config, config.neural)})
+        merged = continued_config(source.config, config.neural)
+        if merged.charlm:  # the source's own copies, not paths relative to its directory
+            merged = merged.model_copy(update={"charlm": source_charlm_paths(source)})
+        config = config.model_copy(update={"neural": merged})
     ncfg = config.neural
     if unlabelled_docs and not ncfg.cvt:
         raise ConfigError("unlabelled text is only used by cross-view training: set neural.cvt: true")
@@ -344,6 +372,8 @@ def train_neural(
     cpu = cpu_seconds() - cpu_start
     training_config = config.model_dump(mode="json")
     training_config["selected"] = {"epoch": best_epoch}
+    if ncfg.charlm:  # the model keeps its own copies of the character LMs (copied below)
+        training_config["neural"]["charlm"] = {d: f"{CHARLM_DIR}/{d}" for d in ("forward", "backward")}
     if source is not None:
         training_config["init_from"] = {"name": source.name, "path": str(init_from)}
     training_config["history"] = history
@@ -389,6 +419,8 @@ def train_neural(
         model.to_bytes(),
         extra_files={"metrics.json": json.dumps(metrics, indent=2, ensure_ascii=False) + "\n"},
     )
+    if ncfg.charlm:
+        copy_charlms(model, out / CHARLM_DIR)
     return NeuralTrainResult(
         out, meta, history, report, stats.to_dict(), seconds, peak_memory_mb(), cpu, best_epoch
     )

@@ -31,6 +31,8 @@ ARCHITECTURE_FIELDS = (
     "context",
     "attention",
     "rules",
+    "charlm",
+    "charlm_proj",
     "char_dim",
     "char_hidden",
     "max_token_chars",
@@ -121,6 +123,16 @@ def check_compatible(source: NeuralModel, label_scheme: str, label_set: str) -> 
             f"the source model uses {meta.label_set!r} labels but this corpus is read as {label_set!r}; "
             "continued training needs one label set (use canonical labels for both)"
         )
+
+
+def source_charlm_paths(source: NeuralModel) -> dict[str, str]:
+    """Where the source model's character LMs are (absolute paths)."""
+    from clinideid.detect.neural.token_features import CharLMFeatures
+
+    for f in source.featurizers:
+        if isinstance(f, CharLMFeatures):
+            return {"forward": str(f.paths[0].resolve()), "backward": str(f.paths[1].resolve())}
+    raise ConfigError("the source model's config names character LMs but none is loaded")
 
 
 def source_labels(source: NeuralModel) -> Sequence[str]:

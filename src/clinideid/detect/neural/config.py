@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class NeuralConfig(BaseModel):
@@ -22,6 +22,10 @@ class NeuralConfig(BaseModel):
     # a rule detector's spans as token inputs (hybrid): true = the rule packs of the training language,
     # or a detector spec such as {"type": "rules", "language": "es"}; resolved to a spec when training
     rules: bool | dict[str, Any] = False
+    # contextual string embeddings: {forward: DIR, backward: DIR}, character LMs from `clinideid pretrain-lm`
+    # (a trained model keeps copies of both inside its directory)
+    charlm: dict[str, str] | None = None
+    charlm_proj: int = Field(0, ge=0, le=2048)  # > 0: a linear re-projection of the LM states to this size
     # block sizes
     char_dim: int = Field(25, ge=1, le=512)
     char_hidden: int = Field(25, ge=1, le=512)
@@ -77,9 +81,13 @@ class NeuralConfig(BaseModel):
         if self.vectors and not self.word:
             raise ValueError("vectors are given but the word block is off (set word: true)")
         if self.cvt:
-            wide = [
-                n for n, on in (("affix", self.affix), ("context", self.context), ("rules", self.rules)) if on
-            ]
+            blocks = (
+                ("affix", self.affix),
+                ("context", self.context),
+                ("rules", self.rules),
+                ("charlm", self.charlm),
+            )
+            wide = [n for n, on in blocks if on]
             if wide:
                 raise ValueError(
                     f"cvt needs token-local inputs, but {', '.join(wide)} read(s) neighbouring tokens: an "
@@ -88,3 +96,10 @@ class NeuralConfig(BaseModel):
             if self.lstm_layers != 1:
                 raise ValueError("cvt reads the views from a one-layer token BiLSTM; set lstm_layers: 1")
         return self
+
+    @field_validator("charlm")
+    @classmethod
+    def _both_directions(cls, v: dict[str, str] | None) -> dict[str, str] | None:
+        if v is not None and set(v) != {"forward", "backward"}:
+            raise ValueError("charlm needs exactly two keys: forward and backward (character LM directories)")
+        return v

@@ -7,6 +7,7 @@ Padding never changes the outputs of real tokens: every block masks or packs its
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -60,7 +61,7 @@ class NeuralTaggerModule(nn.Module):
         n_prefixes: int,
         n_suffixes: int,
         n_tags: int,
-        n_features: int = 0,
+        feature_dims: Sequence[tuple[str, int]] = (),
     ) -> None:
         super().__init__()
         self.config = config
@@ -75,8 +76,17 @@ class NeuralTaggerModule(nn.Module):
         if config.affix:
             self.affix = AffixBiLSTM(n_prefixes, n_suffixes, config.affix_dim, config.affix_hidden)
             dim += self.affix.out_dim
-        self.n_features = n_features
-        dim += n_features
+        # document-level token features (token_features), in featurizer order; the character-LM states can
+        # go through a linear re-projection (charlm_proj) before joining the token representation
+        self.feature_dims = [(name, d) for name, d in feature_dims]
+        self.n_features = sum(d for _, d in self.feature_dims)
+        self.charlm_proj: nn.Linear | None = None
+        for name, d in self.feature_dims:
+            if name == "charlm" and config.charlm_proj:
+                self.charlm_proj = nn.Linear(d, config.charlm_proj)
+                dim += config.charlm_proj
+            else:
+                dim += d
         self.dropout = SequenceDropout(config.dropout, config.locked_dropout)
         if config.context:
             self.context = NgramContext(dim, config.context_n, config.context_proj, config.context_hidden)
@@ -124,8 +134,19 @@ class NeuralTaggerModule(nn.Module):
         if self.n_features:
             if batch.features is None or batch.features.size(2) != self.n_features:
                 raise ValueError(f"this network needs {self.n_features} token features per token")
-            parts.append(batch.features)
+            parts.extend(self.feature_parts(batch.features))
         return torch.cat(parts, dim=2)
+
+    def feature_parts(self, features: torch.Tensor) -> list[torch.Tensor]:
+        """The featurizers' slices of ``features``, the character-LM one re-projected when configured."""
+        if self.charlm_proj is None:
+            return [features]
+        parts, at = [], 0
+        for name, d in self.feature_dims:
+            block = features[..., at : at + d]
+            parts.append(self.charlm_proj(block) if name == "charlm" else block)
+            at += d
+        return parts
 
     def encode(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
         """The BiLSTM's input ``x`` (B, T, D) and output ``h`` (B, T, 2 * hidden; forward half first)."""

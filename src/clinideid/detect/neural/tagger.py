@@ -32,7 +32,12 @@ from clinideid.detect.crf import labels_to_spans
 from clinideid.detect.neural.affix import prefix, suffix
 from clinideid.detect.neural.config import NeuralConfig
 from clinideid.detect.neural.model import Batch, NeuralTaggerModule
-from clinideid.detect.neural.token_features import TokenFeaturizer, build_featurizers, document_features
+from clinideid.detect.neural.token_features import (
+    TokenFeaturizer,
+    build_featurizers,
+    document_features,
+    documents_features,
+)
 from clinideid.detect.neural.vocab import Vocab, normalize_word
 from clinideid.document import Document, Span
 from clinideid.errors import ConfigError, ModelError
@@ -178,6 +183,11 @@ def rules_spec(config: NeuralConfig) -> dict[str, Any] | None:
     return dict(config.rules) if config.rules else None
 
 
+def config_featurizers(config: NeuralConfig, base: Path | None = None) -> list[TokenFeaturizer]:
+    """The featurizers of a config; relative character-LM paths are inside the model directory ``base``."""
+    return build_featurizers(rules_spec(config), config.charlm, base)
+
+
 def build_module(
     config: NeuralConfig, vocabs: Vocabs, featurizers: Sequence[TokenFeaturizer] = ()
 ) -> NeuralTaggerModule:
@@ -188,7 +198,7 @@ def build_module(
         n_prefixes=len(vocabs.prefixes),
         n_suffixes=len(vocabs.suffixes),
         n_tags=len(vocabs.tags),
-        n_features=sum(f.dim for f in featurizers),
+        feature_dims=[(f.name, f.dim) for f in featurizers],
     )
 
 
@@ -219,9 +229,7 @@ class NeuralModel:
     ) -> None:
         self.config = config
         self.vocabs = vocabs
-        self.featurizers = (
-            list(featurizers) if featurizers is not None else build_featurizers(rules_spec(config))
-        )
+        self.featurizers = list(featurizers) if featurizers is not None else config_featurizers(config)
         self.module = module if module is not None else build_module(config, vocabs, self.featurizers)
         self.metadata = metadata
         self.window_size = window_size
@@ -265,12 +273,27 @@ class NeuralModel:
         """The featurizers' ``(len(tokens), F)`` features of a whole document (``None`` without any)."""
         return document_features(self.featurizers, doc, tokens)
 
+    def documents_features(
+        self, docs: Sequence[Document], tokens: Sequence[Sequence[Token]]
+    ) -> list[torch.Tensor | None]:
+        """``document_features`` of several documents (language models read them in batches)."""
+        return documents_features(self.featurizers, docs, tokens)
+
     def encode_document(
-        self, doc: Document, tokens: Sequence[Token], labels: Sequence[str] | None = None
+        self,
+        doc: Document,
+        tokens: Sequence[Token],
+        labels: Sequence[str] | None = None,
+        features: torch.Tensor | None = None,
     ) -> tuple[list[Window], list[Example]]:
-        """The windows of a document and their encoded examples (with gold tags when ``labels``)."""
+        """The windows of a document and their encoded examples (with gold tags when ``labels``).
+
+        ``features`` are the document's token features when already computed (``documents_features``).
+        """
         wins = self.windows(doc.text, tokens)
-        feats = self.document_features(doc, tokens)
+        feats = (
+            features if features is not None or not self.featurizers else self.document_features(doc, tokens)
+        )
         texts = [t.text for t in tokens]
         examples = [
             self.encode(
@@ -289,9 +312,11 @@ class NeuralModel:
         per_doc: list[tuple[list[Token], list[Window]]] = []
         examples: list[Example] = []
         owners: list[tuple[int, int]] = []  # (doc index, window index)
+        all_tokens = [tokenize(doc.text) for doc in docs]
+        all_features = self.documents_features(docs, all_tokens)
         for d, doc in enumerate(docs):
-            tokens = tokenize(doc.text)
-            wins, doc_examples = self.encode_document(doc, tokens)
+            tokens = all_tokens[d]
+            wins, doc_examples = self.encode_document(doc, tokens, features=all_features[d])
             per_doc.append((tokens, wins))
             examples.extend(doc_examples)
             owners.extend((d, w_idx) for w_idx in range(len(wins)))
@@ -330,8 +355,15 @@ class NeuralModel:
 
     @classmethod
     def from_bytes(
-        cls, data: bytes, config: NeuralConfig, *, metadata: ModelMetadata | None = None, **kwargs: Any
+        cls,
+        data: bytes,
+        config: NeuralConfig,
+        *,
+        metadata: ModelMetadata | None = None,
+        base: Path | None = None,
+        **kwargs: Any,
     ) -> NeuralModel:
+        """A model from ``to_bytes`` output; ``base`` is the model directory (it holds its character LMs)."""
         where = metadata.name if metadata is not None else "neural model"
         try:
             blob = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
@@ -341,7 +373,7 @@ class NeuralModel:
             raise ModelError(
                 f"{where}: weights cannot be read ({type(exc).__name__}); the model is corrupt"
             ) from None
-        featurizers = build_featurizers(rules_spec(config))
+        featurizers = config_featurizers(config, base)
         module = build_module(config, vocabs, featurizers)
         try:
             module.load_state_dict(state)
@@ -373,6 +405,7 @@ class NeuralModel:
             read_weights(path, meta),
             config,
             metadata=meta,
+            base=path,
             window_size=int(cfg.get("window_size", 200)),
             window_overlap=int(cfg.get("window_overlap", 20)),
             batch_size=batch_size,

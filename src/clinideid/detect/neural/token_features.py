@@ -7,6 +7,8 @@ the features of every featurizer to the token representation (``Batch.features``
 - ``RuleMarks``: the spans a rule detector finds, as a multi-hot ``B-``/``I-`` vector over the canonical
   labels (the hybrid input of the neural tagger, like the CRF's rule features). The label list is the
   canonical taxonomy, not the rules' current output, so the input size does not change when a rule pack does.
+- ``CharLMFeatures``: contextual string embeddings from a forward and a backward character language model
+  (``clinideid.lm``), trained on unlabelled text with ``clinideid pretrain-lm``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 import torch
@@ -73,12 +76,63 @@ class RuleMarks:
         return out
 
 
-def build_featurizers(rules: dict[str, Any] | None) -> list[TokenFeaturizer]:
-    """The featurizers a neural config asks for, in a fixed order (the input layout depends on it)."""
+class CharLMFeatures:
+    """Contextual string embeddings of each token (forward LM state after it, backward LM state before it)."""
+
+    name = "charlm"
+
+    def __init__(self, forward: str | Path, backward: str | Path) -> None:
+        from clinideid.lm.embedder import load_embedder
+
+        self.paths = (Path(forward), Path(backward))
+        self.embedder = load_embedder(forward, backward)
+        self.dim = self.embedder.dim
+
+    def features(self, doc: Document, tokens: Sequence[Token]) -> torch.Tensor:
+        return self.embedder.token_embeddings(doc.text, tokens)
+
+    def features_batch(
+        self, docs: Sequence[Document], tokens: Sequence[Sequence[Token]]
+    ) -> list[torch.Tensor]:
+        return list(self.embedder.token_embeddings_batch([d.text for d in docs], tokens))
+
+
+def build_featurizers(
+    rules: dict[str, Any] | None,
+    charlm: dict[str, str] | None = None,
+    base: Path | None = None,
+) -> list[TokenFeaturizer]:
+    """The featurizers a neural config asks for, in a fixed order (the input layout depends on it).
+
+    Relative character-LM paths are resolved against ``base`` (a model directory that holds its LMs).
+    """
     featurizers: list[TokenFeaturizer] = []
     if rules:
         featurizers.append(RuleMarks(rules))
+    if charlm:
+
+        def where(p: str) -> Path:
+            path = Path(p)
+            return base / path if base is not None and not path.is_absolute() else path
+
+        featurizers.append(CharLMFeatures(where(charlm["forward"]), where(charlm["backward"])))
     return featurizers
+
+
+def documents_features(
+    featurizers: Sequence[TokenFeaturizer], docs: Sequence[Document], tokens: Sequence[Sequence[Token]]
+) -> list[torch.Tensor | None]:
+    """``document_features`` of many documents, batched where a featurizer can (language models)."""
+    if not featurizers:
+        return [None] * len(docs)
+    parts: list[list[torch.Tensor]] = []
+    for f in featurizers:
+        batch = getattr(f, "features_batch", None)
+        if callable(batch):
+            parts.append(batch(docs, tokens))
+        else:
+            parts.append([f.features(d, t) for d, t in zip(docs, tokens, strict=True)])
+    return [torch.cat([p[i] for p in parts], dim=1) for i in range(len(docs))]
 
 
 def document_features(
