@@ -31,6 +31,53 @@ def _progress():
     return display, callback
 
 
+def _neural_options(
+    model: str, init_from: str | None, semi_supervised: str | None, unlabelled: list[Path]
+) -> dict:
+    """Checks the neural-only options; returns the extra keyword arguments of ``train_neural``."""
+    if (init_from or semi_supervised or unlabelled) and model != "neural":
+        raise ConfigError("--init-from, --semi-supervised and --unlabelled are for --model neural")
+    extras: dict = {}
+    if init_from:
+        extras["init_from"] = init_from
+    if semi_supervised is not None:
+        if semi_supervised != "cvt":
+            raise ConfigError(f"unknown --semi-supervised {semi_supervised!r}; the method is cvt")
+        if not unlabelled:
+            raise ConfigError("--semi-supervised cvt needs --unlabelled PATH (unlabelled text)")
+        extras["unlabelled_docs"] = []  # read once the options are all checked
+    elif unlabelled:
+        raise ConfigError("--unlabelled is read by --semi-supervised cvt; add that option")
+    return extras
+
+
+def _read_mix(spec: str, label_set: str) -> list:
+    """The documents of a ``FORMAT:SCHEME:PATH`` corpus (an empty SCHEME means canonical labels)."""
+    from clinideid.train.data import read_training_corpus
+
+    parts = spec.split(":", 2)
+    if len(parts) != 3 or not parts[0] or not parts[2]:
+        raise ConfigError(
+            f"--mix {spec!r}: expected FORMAT:SCHEME:PATH, e.g. jsonl:eds_pseudo:corpora/train.jsonl"
+        )
+    fmt, scheme, path = parts
+    return read_training_corpus(Path(path), fmt, scheme or None, label_set)
+
+
+def _read_unlabelled(paths: list[Path], fmt: str | None) -> list:
+    from clinideid.document import Document
+    from clinideid.formats.base import ReadReport
+    from clinideid.lm.data import iter_unlabelled_documents
+
+    report = ReadReport()
+    docs = [
+        Document(f"u{k}", d.text) for k, d in enumerate(iter_unlabelled_documents(paths, fmt, report=report))
+    ]
+    if report.errors:
+        typer.echo(f"note: {len(report.errors)} unlabelled file(s) or record(s) skipped (unreadable)")
+    return docs
+
+
 @app.command(
     epilog=(
         "Example: clinideid train --model crf --format brat --train corpora/meddocan/train "
@@ -62,6 +109,28 @@ def train(
     language: str | None = typer.Option(None, "--language", help="Language of the corpus (word lists)."),
     description: str = typer.Option("", "--description", help="Training data description for model.json."),
     licence: str = typer.Option("", "--licence", help="Licence of the training data, for model.json."),
+    mix: list[str] = typer.Option(
+        [],
+        "--mix",
+        help="FORMAT:SCHEME:PATH of another annotated corpus trained on together with --train (e.g. another "
+        "language; repeatable). Dev stays --dev or the --train hold-out.",
+    ),
+    init_from: str | None = typer.Option(
+        None,
+        "--init-from",
+        help="--model neural: continue training from this neural model (e.g. another language's).",
+    ),
+    semi_supervised: str | None = typer.Option(
+        None, "--semi-supervised", help="--model neural: 'cvt' (Cross-View Training) on --unlabelled text."
+    ),
+    unlabelled: list[Path] = typer.Option(
+        [],
+        "--unlabelled",
+        help="Unlabelled text for --semi-supervised: .txt folders, JSONL, corpora (repeatable).",
+    ),
+    unlabelled_format: str | None = typer.Option(
+        None, "--unlabelled-format", help="Read --unlabelled with this corpus codec (annotations ignored)."
+    ),
 ) -> None:
     """Train a PHI tagger; picks hyper-parameters on dev and writes model.json, weights and metrics.json."""
     from clinideid.models import TrainingData
@@ -82,6 +151,17 @@ def train(
         cfg = cfg.model_copy(
             update={"transformer": cfg.transformer.model_copy(update={"encoder": str(encoder)})}
         )
+    extras = _neural_options(cfg.model, init_from, semi_supervised, unlabelled)
+    if semi_supervised:
+        from pydantic import ValidationError
+
+        from clinideid.detect.neural.config import NeuralConfig
+
+        try:
+            neural = NeuralConfig.model_validate({**cfg.neural.model_dump(), "cvt": True})
+        except ValidationError as exc:
+            raise ConfigError(f"--semi-supervised cvt: {exc.errors()[0]['msg']}") from None
+        cfg = cfg.model_copy(update={"neural": neural})
     if not canonical and not scheme:
         raise ConfigError("--native needs --scheme to name the native label scheme (e.g. --scheme meddocan)")
     label_set = "canonical" if canonical else "native"
@@ -93,6 +173,13 @@ def train(
         train_docs, dev_docs = holdout_split(train_docs, cfg.dev_fraction, seed)
         split = f"{cfg.dev_fraction:.0%} of the training documents held out (seed {seed})"
     lang = language or cfg.language or corpus_language(train_docs, scheme)
+    mixed = [doc for spec in mix for doc in _read_mix(spec, label_set)]
+    if mixed:
+        typer.echo(f"mixing in {len(mixed)} documents from {len(mix)} other corpus(es)")
+        train_docs = [*train_docs, *mixed]
+    if extras.get("unlabelled_docs") is not None:
+        extras["unlabelled_docs"] = _read_unlabelled(unlabelled, unlabelled_format)
+        typer.echo(f"{len(extras['unlabelled_docs'])} unlabelled documents for cross-view training")
     data = TrainingData(
         description=description or f"{train_path.name} ({fmt}); selection on {split}",
         licence=licence,
@@ -120,6 +207,7 @@ def train(
             label_set="canonical" if canonical else str(scheme),
             training_data=data,
             progress=callback,
+            **extras,
         )
     enc = result.encode_stats
     if enc["partial_tokens"]:
