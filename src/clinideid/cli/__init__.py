@@ -32,6 +32,7 @@ def _register_commands() -> None:
         embeddings,
         evaluate,
         keygen,
+        pretrain_lm,
         stats,
         train,
     )
