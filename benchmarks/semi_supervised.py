@@ -1,6 +1,6 @@
 """Low-resource learning curve on MEDDOCAN: supervised neural tagger vs + char-LM embeddings vs + CVT.
 
-    python benchmarks/semi_supervised.py --charlm runs/charlm/es [--fractions 0.1 0.25 0.5 1.0]
+    python benchmarks/semi_supervised.py --charlm runs/charlm/es-train [--fractions 0.1 0.25 0.5 1.0]
         [--methods supervised charlm cvt] [--seeds 1 2 3] [--jobs 2] [--out runs/semi_supervised]
 
 For each training fraction (``clinideid.train.data.subset``: nested, deterministic per seed) and seed, the
@@ -156,7 +156,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpora", type=Path, default=REPO.parent / "shared" / "corpora")
     ap.add_argument("--out", type=Path, default=REPO / "runs" / "semi_supervised")
-    ap.add_argument("--charlm", type=Path, default=REPO / "runs" / "charlm" / "es")
+    ap.add_argument("--charlm", type=Path, default=REPO / "runs" / "charlm" / "es-train")
     ap.add_argument("--fractions", nargs="+", type=float, default=[0.1, 0.25, 0.5, 1.0])
     ap.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
     ap.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3])
