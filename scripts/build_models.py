@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import shutil
 import sys
 from pathlib import Path
 
@@ -56,7 +57,8 @@ NEURAL_CONFIG = {
     "label_scheme": "BIOES",
     "window_size": 100,
     "window_overlap": 20,
-    "neural": {"affix": True, "rules": True, "epochs": 20, "patience": 4, "threads": 1},
+    # a fixed budget of 10 epochs, the epoch chosen on dev: the setting of the experiment grid
+    "neural": {"affix": True, "rules": True, "epochs": 10, "patience": 10, "threads": 1},
 }
 
 #: EDS-Pseudo is small (seconds per model): a wider (c1, c2) grid costs little
@@ -105,8 +107,6 @@ def build_fr(corpora: Path, out: Path, workers: int) -> None:
 
 
 def build_es_neural(corpora: Path, out: Path) -> None:
-    from clinideid.detect.neural.tagger import NeuralModel
-    from clinideid.models import save_model
     from clinideid.train.neural import train_neural
 
     name = "es-meddocan-neural"
@@ -116,32 +116,54 @@ def build_es_neural(corpora: Path, out: Path) -> None:
         train,
         dev,
         parse_train_config(NEURAL_CONFIG),
-        out_dir=out / name,
+        out_dir=out / f".{name}.training",
         name=name,
         seed=SEED,
         language="es",
         label_set="canonical",
-        training_data=TrainingData(
-            description="MEDDOCAN (IberLEF 2019) train split, 500 synthetic Spanish clinical case reports; "
-            "epoch selected on the MEDDOCAN dev split; labels mapped to canonical with labels/meddocan.yaml",
-            licence="CC BY 4.0",
-            scheme="meddocan",
-        ),
     )
-    model = NeuralModel.load(result.model_dir)
-    assert model.metadata is not None
-    extra = {"metrics.json": (result.model_dir / "metrics.json").read_text(encoding="utf-8")}
-    save_model(result.model_dir, model.metadata, model.to_bytes(half=True), extra_files=extra)
-    size = sum(p.stat().st_size for p in result.model_dir.iterdir())
-    logging.info(
-        "%s: dev %s; best epoch %d; %.0fs, peak %.0f MB, %d bytes on disk",
-        name,
-        result.metadata.dev_metrics,
-        result.best_epoch,
-        result.seconds,
-        result.peak_memory_mb,
-        size,
+    logging.info("%s: trained in %.0fs, peak %.0f MB", name, result.seconds, result.peak_memory_mb)
+    package_neural(result.model_dir, out / name)
+    shutil.rmtree(result.model_dir)
+
+
+def package_neural(model_dir: Path, target: Path) -> None:
+    """Store a trained neural model compactly (float16 weights) in ``target``.
+
+    ``model_dir`` is the output of ``build_es_neural``'s training, or an identical run of
+    ``benchmarks/neural_experiments.py --variants +affix+rules --window 100 --epochs 10 --seeds 1
+    --keep-models`` (same config, seed and thread count: the same model), packaged with ``--from-run``.
+    """
+    from clinideid.detect.neural.tagger import NeuralModel
+    from clinideid.models import save_model
+
+    model = NeuralModel.load(model_dir)
+    meta = model.metadata
+    assert meta is not None
+    expected = parse_train_config(NEURAL_CONFIG).neural.model_copy(
+        update={"rules": {"type": "rules", "language": "es"}}
     )
+    windows = (meta.training_config.get("window_size"), meta.training_config.get("window_overlap"))
+    if model.config != expected or meta.seed != SEED or windows != (100, 20):
+        raise SystemExit(f"{model_dir} was not trained with NEURAL_CONFIG and seed {SEED}; not packaging it")
+    meta = meta.model_copy(
+        update={
+            "name": target.name,
+            "training_data": meta.training_data.model_copy(
+                update={
+                    "description": "MEDDOCAN (IberLEF 2019) train split, 500 synthetic Spanish clinical case "
+                    "reports; epoch selected on the MEDDOCAN dev split; labels mapped to canonical with "
+                    "labels/meddocan.yaml",
+                    "licence": "CC BY 4.0",
+                    "scheme": "meddocan",
+                }
+            ),
+        }
+    )
+    extra = {"metrics.json": (model_dir / "metrics.json").read_text(encoding="utf-8")}
+    save_model(target, meta, model.to_bytes(half=True), extra_files=extra)
+    size = sum(p.stat().st_size for p in target.iterdir())
+    logging.info("%s: dev %s; %d bytes on disk", target.name, meta.dev_metrics, size)
 
 
 def _train(name, train, dev, out, workers, *, language, data, overrides=None) -> None:
@@ -176,6 +198,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where model folders are written")
     parser.add_argument("--only", choices=["es", "fr", "es-neural"], help="build one model only")
+    parser.add_argument(
+        "--from-run",
+        type=Path,
+        help="with --only es-neural: package this already trained run instead of training",
+    )
     parser.add_argument("--workers", type=int, default=2, help="grid points trained in parallel")
     parser.add_argument(
         "--rule-features",
@@ -194,7 +221,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.only in (None, "fr"):
         build_fr(args.corpora, args.out, args.workers)
     if args.only == "es-neural":
-        build_es_neural(args.corpora, args.out)
+        if args.from_run:
+            package_neural(args.from_run, args.out / "es-meddocan-neural")
+        else:
+            build_es_neural(args.corpora, args.out)
     return 0
 
 
