@@ -238,6 +238,24 @@ def test_detector_option_errors(trained: Path) -> None:
         NeuralDetector(trained, labels="native")
     with pytest.raises(ConfigError, match="batch_size"):
         NeuralDetector(trained, batch_size=0)
+    with pytest.raises(ConfigError, match="threads"):
+        NeuralDetector(trained, threads=0)
+
+
+def test_detector_tags_with_its_own_thread_count(trained: Path, corpus: tuple[list, list]) -> None:
+    before = torch.get_num_threads()
+    seen: list[int] = []
+    detector = NeuralDetector(trained, threads=1)
+    assert detector.to_config()["threads"] == 1
+    original = detector.model._tag_documents
+
+    def spy(docs):  # type: ignore[no-untyped-def]
+        seen.append(torch.get_num_threads())
+        return original(docs)
+
+    detector.model._tag_documents = spy  # type: ignore[method-assign]
+    detector.detect(corpus[1][:1])
+    assert seen == [1] and torch.get_num_threads() == before
 
 
 def test_every_block_with_sentence_windows_trains_reproducibly(

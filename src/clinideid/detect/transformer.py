@@ -43,6 +43,7 @@ from clinideid.detect.base import Detector, register_detector
 from clinideid.detect.crf import EncodeStats, encode_spans, labels_to_spans
 from clinideid.detect.neural.crf import CRF
 from clinideid.detect.neural.tagger import length_batches, merge_window_probs
+from clinideid.detect.torch_threads import torch_threads as _threads
 from clinideid.document import Document, Span
 from clinideid.errors import ConfigError, ModelError
 from clinideid.labels import load_mapping
@@ -596,20 +597,6 @@ def check_tags(tags: Sequence[str], meta: ModelMetadata, path: Path) -> None:
             f"{path}: the head's tags do not match the labels and label_scheme in model.json; the model is "
             "corrupt or was edited: re-train it"
         )
-
-
-@contextlib.contextmanager
-def _threads(n: int | None) -> Iterator[None]:
-    """``torch.set_num_threads(n)`` for the duration (nothing when ``n`` is None)."""
-    if n is None:
-        yield
-        return
-    previous = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
 
 
 @register_detector("transformer")

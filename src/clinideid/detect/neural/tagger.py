@@ -39,6 +39,7 @@ from clinideid.detect.neural.token_features import (
     documents_features,
 )
 from clinideid.detect.neural.vocab import Vocab, normalize_word
+from clinideid.detect.torch_threads import torch_threads
 from clinideid.document import Document, Span
 from clinideid.errors import ConfigError, ModelError
 from clinideid.labels import load_mapping
@@ -226,6 +227,7 @@ class NeuralModel:
         window_overlap: int = 20,
         batch_size: int = 32,
         featurizers: Sequence[TokenFeaturizer] | None = None,
+        threads: int | None = None,
     ) -> None:
         self.config = config
         self.vocabs = vocabs
@@ -235,6 +237,7 @@ class NeuralModel:
         self.window_size = window_size
         self.window_overlap = window_overlap
         self.batch_size = batch_size
+        self.threads = threads  # torch threads while tagging (None: leave torch's setting)
         self._infer: nn.Module = self.module
         self._lock = threading.Lock()
         if config.quantize:
@@ -309,6 +312,10 @@ class NeuralModel:
 
     def tag_documents(self, docs: Sequence[Document]) -> list[tuple[list[Token], list[str], list[float]]]:
         """Tokens, predicted labels and label marginals of each document, windows batched across documents."""
+        with self._lock, torch_threads(self.threads):
+            return self._tag_documents(docs)
+
+    def _tag_documents(self, docs: Sequence[Document]) -> list[tuple[list[Token], list[str], list[float]]]:
         per_doc: list[tuple[list[Token], list[Window]]] = []
         examples: list[Example] = []
         owners: list[tuple[int, int]] = []  # (doc index, window index)
@@ -322,7 +329,7 @@ class NeuralModel:
             owners.extend((d, w_idx) for w_idx in range(len(wins)))
         paths: list[list[int]] = [[] for _ in examples]
         probs: list[list[float]] = [[] for _ in examples]
-        with self._lock, torch.inference_mode():
+        with torch.inference_mode():
             self._infer.eval()
             for idx in length_batches([len(e) for e in examples], self.batch_size):
                 got, pr = self._infer.decode(collate([examples[i] for i in idx]))
@@ -387,7 +394,12 @@ class NeuralModel:
 
     @classmethod
     def load(
-        cls, name_or_path: str | Path, *, quantize: bool | None = None, batch_size: int = 32
+        cls,
+        name_or_path: str | Path,
+        *,
+        quantize: bool | None = None,
+        batch_size: int = 32,
+        threads: int | None = None,
     ) -> NeuralModel:
         path = resolve_model_path(name_or_path)
         meta = load_metadata(path, model_type=MODEL_TYPE, label_schemes=SCHEMES)
@@ -409,6 +421,7 @@ class NeuralModel:
             window_size=int(cfg.get("window_size", 200)),
             window_overlap=int(cfg.get("window_overlap", 20)),
             batch_size=batch_size,
+            threads=threads,
         )
 
 
@@ -430,7 +443,9 @@ class NeuralDetector(Detector):
     ``labels="canonical"`` (default) maps a native-label model onto canonical labels through its scheme's
     mapping; ``labels="model"`` keeps the model's labels. ``min_score`` drops spans whose mean marginal
     probability is lower; ``quantize`` runs a dynamically int8-quantised network (faster on CPU);
-    ``batch_size`` is the number of windows per inference batch.
+    ``batch_size`` is the number of windows per inference batch; ``threads`` the torch CPU threads while
+    tagging (default 1: a small BiLSTM gains little from more, and loses a lot on a busy machine; run
+    several processes to use more cores; ``null`` leaves torch's own setting).
     """
 
     def __init__(
@@ -441,13 +456,17 @@ class NeuralDetector(Detector):
         min_score: float = 0.0,
         quantize: bool = False,
         batch_size: int = 32,
+        threads: int | None = 1,
     ) -> None:
         super().__init__(name)
         if labels not in ("canonical", "model"):
             raise ConfigError(f"neural detector: labels must be 'canonical' or 'model', got {labels!r}")
         if batch_size < 1:
             raise ConfigError(f"neural detector: batch_size must be positive, got {batch_size}")
-        self.model = NeuralModel.load(model, quantize=quantize, batch_size=batch_size)
+        if threads is not None and threads < 1:
+            raise ConfigError(f"neural detector: threads must be positive, got {threads}")
+        self.model = NeuralModel.load(model, quantize=quantize, batch_size=batch_size, threads=threads)
+        self.threads = threads
         self.model_ref = str(model)
         self.labels = labels
         self.min_score = float(min_score)
@@ -469,6 +488,7 @@ class NeuralDetector(Detector):
             "min_score": self.min_score,
             "quantize": self.quantize,
             "batch_size": self.batch_size,
+            "threads": self.threads,
         }
 
     def _finish(self, spans: Sequence[Span]) -> list[Span]:
