@@ -6,7 +6,9 @@
 
 Variants: ``baseline`` (characters + words + BiLSTM-CRF), ``+context`` (n-gram context embeddings),
 ``+affix``, ``+attention`` and ``all`` (the three blocks together) make the default grid; ``+rules`` and
-``+affix+rules`` add the Spanish rule engine's spans as token inputs (hybrid). Every (variant, window, epochs, seed)
+``+affix+rules`` add the Spanish rule engine's spans as token inputs (hybrid); ``+charlm`` and
+``+affix+rules+charlm`` add contextual string embeddings from the character LMs in
+``runs/charlm/es-train`` (``benchmarks/pretrain_charlm.py --language es-train``). Every (variant, window, epochs, seed)
 run trains on MEDDOCAN train with a fixed epoch budget (no early stop), keeps the epoch with the best dev
 strict micro F1, and runs in its own process with one torch thread (``--jobs`` runs at a time). Each run
 leaves ``<key>.json`` (metrics) and ``preds/<key>.jsonl`` (dev predictions, clinideid JSONL) in the
@@ -28,9 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,7 +40,9 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-VARIANTS: dict[str, dict[str, bool]] = {
+sys.path.insert(0, str(REPO / "benchmarks"))
+CHARLM = {d: str(REPO / "runs" / "charlm" / "es-train" / d) for d in ("forward", "backward")}
+VARIANTS: dict[str, dict[str, Any]] = {
     "baseline": {},
     "+context": {"context": True},
     "+affix": {"affix": True},
@@ -49,6 +51,10 @@ VARIANTS: dict[str, dict[str, bool]] = {
     # beyond the CEDI layout: the rule engine's spans as token inputs (hybrid)
     "+rules": {"rules": {"type": "rules", "language": "es"}},
     "+affix+rules": {"affix": True, "rules": {"type": "rules", "language": "es"}},
+    # contextual string embeddings from character LMs trained on MEDDOCAN train texts only
+    # (python benchmarks/pretrain_charlm.py --language es-train: the LMs never read a dev text)
+    "+charlm": {"charlm": CHARLM},
+    "+affix+rules+charlm": {"affix": True, "rules": {"type": "rules", "language": "es"}, "charlm": CHARLM},
 }
 CEDI_VARIANTS = ["baseline", "+context", "+affix", "+attention", "all"]
 SIGNIFICANCE_SEED = 1  # the seed whose dev predictions are compared with the baseline's
@@ -194,36 +200,12 @@ def child_command(run: Run, args: argparse.Namespace) -> list[str]:
 
 def run_grid(runs: Sequence[Run], args: argparse.Namespace) -> list[Run]:
     """Run the missing runs, ``args.jobs`` at a time, each in its own process; returns the failed ones."""
-    todo = [r for r in runs if not (args.out / f"{r.key(args.epochs)}.json").exists()]
-    todo.sort(key=lambda r: -len(VARIANTS[r.variant]))  # the slowest runs first: less idle tail
-    log.info("%d runs planned, %d cached, %d to do", len(runs), len(runs) - len(todo), len(todo))
-    env = os.environ | {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    (args.out / "logs").mkdir(parents=True, exist_ok=True)
-    running: list[tuple[Run, subprocess.Popen[bytes], float]] = []
-    failed: list[Run] = []
-    while todo or running:
-        while todo and len(running) < args.jobs:
-            run = todo.pop(0)
-            key = run.key(args.epochs)
-            with (args.out / "logs" / f"{key}.log").open("wb") as logf:
-                proc = subprocess.Popen(
-                    child_command(run, args), stdout=logf, stderr=subprocess.STDOUT, env=env
-                )
-            log.info("started %s (pid %d)", key, proc.pid)
-            running.append((run, proc, time.perf_counter()))
-        time.sleep(2)
-        for item in list(running):
-            run, proc, started = item
-            if proc.poll() is None:
-                continue
-            running.remove(item)
-            key = run.key(args.epochs)
-            if proc.returncode == 0:
-                log.info("finished %s in %.0fs", key, time.perf_counter() - started)
-            else:
-                failed.append(run)
-                log.error("%s failed (exit %d); see logs/%s.log", key, proc.returncode, key)
-    return failed
+    from run_grid import run_grid as run_commands
+
+    ordered = sorted(runs, key=lambda r: -len(VARIANTS[r.variant]))  # the slowest runs first: less idle tail
+    by_key = {r.key(args.epochs): r for r in ordered}
+    failed = run_commands({k: child_command(r, args) for k, r in by_key.items()}, args.out, args.jobs)
+    return [by_key[k] for k in failed]
 
 
 def load_results(runs: Sequence[Run], args: argparse.Namespace) -> dict[Run, dict[str, Any]]:

@@ -8,6 +8,7 @@ from typing import Any
 import typer
 
 from clinideid.cli import app
+from clinideid.cli.progress import progress_display
 from clinideid.errors import ConfigError
 
 _DIRECTIONS = ("forward", "backward", "both")
@@ -16,21 +17,7 @@ _SHOWN_ERRORS = 5
 
 def _progress():
     """A progress display (one bar per direction and epoch) and the callbacks that drive it."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    display = Progress(
-        TextColumn("{task.description:<18}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        transient=False,
-    )
-    tasks: dict[str, Any] = {}
-
-    def on_progress(stage: str, done: int, total: int) -> None:
-        if stage not in tasks:
-            tasks[stage] = display.add_task(stage, total=total)
-        display.update(tasks[stage], completed=done, total=total)
+    display, on_progress = progress_display()
 
     def on_evaluation(record: dict[str, Any]) -> None:
         display.console.print(

@@ -7,28 +7,8 @@ from pathlib import Path
 import typer
 
 from clinideid.cli import app
+from clinideid.cli.progress import progress_display
 from clinideid.errors import ConfigError
-
-
-def _progress():
-    """A progress display (one bar per stage) and the callback that drives it."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    display = Progress(
-        TextColumn("{task.description:<18}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        transient=False,
-    )
-    tasks: dict[str, int] = {}
-
-    def callback(stage: str, done: int, total: int) -> None:
-        if stage not in tasks:
-            tasks[stage] = display.add_task(stage, total=total)
-        display.update(tasks[stage], completed=done, total=total)
-
-    return display, callback
 
 
 def _neural_options(
@@ -189,7 +169,7 @@ def train(
         f"training {model} on {len(train_docs)} documents, selecting on {len(dev_docs)} "
         f"({label_set} labels, language {lang or 'unknown'})"
     )
-    display, callback = _progress()
+    display, callback = progress_display()
     with display:
         trainer = train_crf
         if cfg.model == "neural":
