@@ -39,14 +39,14 @@ from pydantic import ValidationError
 from torch import nn
 from torch.nn import functional as F
 
-from clinideid.detect.base import Detector, register_detector
+from clinideid.detect.base import register_detector
 from clinideid.detect.crf import EncodeStats, encode_spans, labels_to_spans
+from clinideid.detect.learned import LearnedTaggerDetector, check_tagger_options
 from clinideid.detect.neural.crf import CRF
 from clinideid.detect.neural.tagger import length_batches, merge_window_probs
 from clinideid.detect.torch_threads import torch_threads as _threads
 from clinideid.document import Document, Span
 from clinideid.errors import ConfigError, ModelError
-from clinideid.labels import load_mapping
 from clinideid.models import ModelMetadata, load_metadata, read_weights, resolve_model_path, save_model
 from clinideid.text import Token, Window, tokenize
 from clinideid.text.windows import merge_window_labels
@@ -600,7 +600,7 @@ def check_tags(tags: Sequence[str], meta: ModelMetadata, path: Path) -> None:
 
 
 @register_detector("transformer")
-class TransformerDetector(Detector):
+class TransformerDetector(LearnedTaggerDetector):
     """Spans from a saved transformer model.
 
     ``labels="canonical"`` (default) maps a native-label model onto canonical labels through its scheme's
@@ -608,6 +608,8 @@ class TransformerDetector(Detector):
     probability is lower; ``batch_size`` is the number of windows per inference batch; ``threads`` sets
     torch's CPU threads while tagging (default: torch's own setting).
     """
+
+    kind = "transformer"
 
     def __init__(
         self,
@@ -619,47 +621,6 @@ class TransformerDetector(Detector):
         threads: int | None = None,
     ) -> None:
         super().__init__(name)
-        if labels not in ("canonical", "model"):
-            raise ConfigError(f"transformer detector: labels must be 'canonical' or 'model', got {labels!r}")
-        if batch_size < 1:
-            raise ConfigError(f"transformer detector: batch_size must be positive, got {batch_size}")
-        if threads is not None and threads < 1:
-            raise ConfigError(f"transformer detector: threads must be positive, got {threads}")
-        self.model = TransformerModel.load(model, batch_size=batch_size, threads=threads)
-        self.model_ref = str(model)
-        self.labels = labels
-        self.min_score = float(min_score)
-        self.batch_size = batch_size
-        self.threads = threads
-        meta = self.model.metadata
-        assert meta is not None
-        self._map = None
-        if labels == "canonical" and meta.label_set != "canonical":
-            self._map = load_mapping(meta.label_set, fallback="OTHER_PHI")
-        self.explanation = f"transformer:{meta.name}"
-
-    def to_config(self) -> dict[str, Any]:
-        return {
-            "type": "transformer",
-            "name": self.name,
-            "model": self.model_ref,
-            "labels": self.labels,
-            "min_score": self.min_score,
-            "batch_size": self.batch_size,
-            "threads": self.threads,
-        }
-
-    def _finish(self, spans: Sequence[Span]) -> list[Span]:
-        out = []
-        for span in spans:
-            if span.score is not None and span.score < self.min_score:
-                continue
-            label = self._map(span.label) if self._map is not None else span.label
-            out.append(span.with_(label=label, source=self.name, explanation=self.explanation))
-        return out
-
-    def detect(self, docs: Sequence[Document]) -> list[list[Span]]:
-        return [self._finish(s) for s in self.model.predict_spans(docs)]
-
-    def detect_one(self, doc: Document) -> list[Span]:
-        return self.detect([doc])[0]
+        check_tagger_options(self.kind, labels, batch_size, threads)
+        model_obj = TransformerModel.load(model, batch_size=batch_size, threads=threads)
+        self._attach(model_obj, str(model), labels, min_score, batch_size, threads)

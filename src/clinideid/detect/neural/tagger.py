@@ -27,8 +27,9 @@ import torch
 from pydantic import ValidationError
 from torch import nn
 
-from clinideid.detect.base import Detector, register_detector
+from clinideid.detect.base import register_detector
 from clinideid.detect.crf import labels_to_spans
+from clinideid.detect.learned import LearnedTaggerDetector, check_tagger_options
 from clinideid.detect.neural.affix import prefix, suffix
 from clinideid.detect.neural.config import NeuralConfig
 from clinideid.detect.neural.model import Batch, NeuralTaggerModule
@@ -42,7 +43,6 @@ from clinideid.detect.neural.vocab import Vocab, normalize_word
 from clinideid.detect.torch_threads import torch_threads
 from clinideid.document import Document, Span
 from clinideid.errors import ConfigError, ModelError
-from clinideid.labels import load_mapping
 from clinideid.models import ModelMetadata, load_metadata, read_weights, resolve_model_path
 from clinideid.text import Token, Window, sentence_windows, sliding_windows, split_sentences, tokenize
 from clinideid.text.windows import merge_window_labels
@@ -437,7 +437,7 @@ def merge_window_probs(
 
 
 @register_detector("neural")
-class NeuralDetector(Detector):
+class NeuralDetector(LearnedTaggerDetector):
     """Spans from a saved neural model.
 
     ``labels="canonical"`` (default) maps a native-label model onto canonical labels through its scheme's
@@ -447,6 +447,8 @@ class NeuralDetector(Detector):
     tagging (default 1: a small BiLSTM gains little from more, and loses a lot on a busy machine; run
     several processes to use more cores; ``null`` leaves torch's own setting).
     """
+
+    kind = "neural"
 
     def __init__(
         self,
@@ -459,49 +461,10 @@ class NeuralDetector(Detector):
         threads: int | None = 1,
     ) -> None:
         super().__init__(name)
-        if labels not in ("canonical", "model"):
-            raise ConfigError(f"neural detector: labels must be 'canonical' or 'model', got {labels!r}")
-        if batch_size < 1:
-            raise ConfigError(f"neural detector: batch_size must be positive, got {batch_size}")
-        if threads is not None and threads < 1:
-            raise ConfigError(f"neural detector: threads must be positive, got {threads}")
-        self.model = NeuralModel.load(model, quantize=quantize, batch_size=batch_size, threads=threads)
-        self.threads = threads
-        self.model_ref = str(model)
-        self.labels = labels
-        self.min_score = float(min_score)
+        check_tagger_options(self.kind, labels, batch_size, threads)
+        model_obj = NeuralModel.load(model, quantize=quantize, batch_size=batch_size, threads=threads)
+        self._attach(model_obj, str(model), labels, min_score, batch_size, threads)
         self.quantize = quantize
-        self.batch_size = batch_size
-        meta = self.model.metadata
-        assert meta is not None
-        self._map = None
-        if labels == "canonical" and meta.label_set != "canonical":
-            self._map = load_mapping(meta.label_set, fallback="OTHER_PHI")
-        self.explanation = f"neural:{meta.name}"
 
     def to_config(self) -> dict[str, Any]:
-        return {
-            "type": "neural",
-            "name": self.name,
-            "model": self.model_ref,
-            "labels": self.labels,
-            "min_score": self.min_score,
-            "quantize": self.quantize,
-            "batch_size": self.batch_size,
-            "threads": self.threads,
-        }
-
-    def _finish(self, spans: Sequence[Span]) -> list[Span]:
-        out = []
-        for span in spans:
-            if span.score is not None and span.score < self.min_score:
-                continue
-            label = self._map(span.label) if self._map is not None else span.label
-            out.append(span.with_(label=label, source=self.name, explanation=self.explanation))
-        return out
-
-    def detect(self, docs: Sequence[Document]) -> list[list[Span]]:
-        return [self._finish(s) for s in self.model.predict_spans(docs)]
-
-    def detect_one(self, doc: Document) -> list[Span]:
-        return self.detect([doc])[0]
+        return {**super().to_config(), "quantize": self.quantize}
