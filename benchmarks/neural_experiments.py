@@ -41,6 +41,8 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
+from run_grid import mean_std  # noqa: E402
+
 CHARLM = {d: str(REPO / "runs" / "charlm" / "es-train" / d) for d in ("forward", "backward")}
 VARIANTS: dict[str, dict[str, Any]] = {
     "baseline": {},
@@ -217,15 +219,6 @@ def load_results(runs: Sequence[Run], args: argparse.Namespace) -> dict[Run, dic
     return out
 
 
-def mean_std(values: Sequence[float], digits: int = 4, scale: float = 1.0) -> str:
-    if not values:
-        return "–"
-    m = statistics.fmean(values) * scale
-    if len(values) == 1:
-        return f"{m:.{digits}f}"
-    return f"{m:.{digits}f} ± {statistics.stdev(values) * scale:.{digits}f}"
-
-
 def significance(
     pairs: Sequence[tuple[Run, Run]], results: dict[Run, dict[str, Any]], args: argparse.Namespace
 ) -> dict[Run, Any]:
@@ -283,12 +276,12 @@ def table(
         cost = f"{statistics.fmean(speed) / statistics.fmean(base_speed):.2f}×" if base_speed else "–"
         rows.append(
             f"| {variant} | {','.join(str(r.seed) for r in runs)} | {res[0]['epochs']} "
-            f"| {mean_std([v['dev_strict']['precision'] for v in res], 2, 100)} "
-            f"| {mean_std([v['dev_strict']['recall'] for v in res], 2, 100)} "
-            f"| {mean_std([v['dev_strict']['f1'] for v in res], 2, 100)} "
-            f"| {mean_std([v['dev_token_binary_recall'] for v in res], 2, 100)} "
-            f"| {mean_std(speed, 0)} | {cost} "
-            f"| {mean_std([v['inference_tokens_per_second'] for v in res], 0)} "
+            f"| {mean_std([v['dev_strict']['precision'] for v in res])} "
+            f"| {mean_std([v['dev_strict']['recall'] for v in res])} "
+            f"| {mean_std([v['dev_strict']['f1'] for v in res])} "
+            f"| {mean_std([v['dev_token_binary_recall'] for v in res])} "
+            f"| {mean_std(speed, 0, 1.0)} | {cost} "
+            f"| {mean_std([v['inference_tokens_per_second'] for v in res], 0, 1.0)} "
             f"| {test_cells(tests.get(Run(variant, window, SIGNIFICANCE_SEED)))} |"
         )
     return "\n".join(rows)
@@ -314,12 +307,12 @@ def window_table(results: dict[Run, dict[str, Any]], args: argparse.Namespace) -
         rows.append(
             f"| {w} | {','.join(str(r.seed) for r in runs)} | {res[0]['epochs']} "
             f"| {','.join(str(v['best_epoch']) for v in res)} "
-            f"| {mean_std([v['dev_strict']['precision'] for v in res], 2, 100)} "
-            f"| {mean_std([v['dev_strict']['recall'] for v in res], 2, 100)} "
-            f"| {mean_std([v['dev_strict']['f1'] for v in res], 2, 100)} "
-            f"| {mean_std([v['dev_token_binary_recall'] for v in res], 2, 100)} "
-            f"| {mean_std([v['train_seconds_per_epoch'] for v in res], 0)} "
-            f"| {mean_std([v['inference_tokens_per_second'] for v in res], 0)} "
+            f"| {mean_std([v['dev_strict']['precision'] for v in res])} "
+            f"| {mean_std([v['dev_strict']['recall'] for v in res])} "
+            f"| {mean_std([v['dev_strict']['f1'] for v in res])} "
+            f"| {mean_std([v['dev_token_binary_recall'] for v in res])} "
+            f"| {mean_std([v['train_seconds_per_epoch'] for v in res], 0, 1.0)} "
+            f"| {mean_std([v['inference_tokens_per_second'] for v in res], 0, 1.0)} "
             f"| {test_cells(tests.get(Run('baseline', w, SIGNIFICANCE_SEED)))} |"
         )
     return "\n".join(rows)

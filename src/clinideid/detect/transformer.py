@@ -49,7 +49,7 @@ from clinideid.document import Document, Span
 from clinideid.errors import ConfigError, ModelError
 from clinideid.models import ModelMetadata, load_metadata, read_weights, resolve_model_path, save_model
 from clinideid.text import Token, Window, tokenize
-from clinideid.text.windows import merge_window_labels
+from clinideid.text.windows import assign_ownership, merge_window_labels
 from clinideid.train.config import TransformerConfig
 
 log = logging.getLogger(__name__)
@@ -241,18 +241,7 @@ def subtoken_windows(counts: Sequence[int], budget: int, overlap: int) -> list[W
             shared += counts[end - k - 1]
             k += 1
         start = end - k
-    return own_windows(spans)
-
-
-def own_windows(spans: Sequence[tuple[int, int]]) -> list[Window]:
-    """Windows with ownership: each shared word goes to the window where it is farther from an edge."""
-    windows: list[Window] = []
-    for k, (s, e) in enumerate(spans):
-        own_s = s if k == 0 else (s + spans[k - 1][1] + 1) // 2
-        own_e = e if k == len(spans) - 1 else (spans[k + 1][0] + e + 1) // 2
-        own_s = max(own_s, windows[-1].own_end if windows else s)
-        windows.append(Window(s, e, own_s, max(own_s, own_e)))
-    return windows
+    return assign_ownership(spans)
 
 
 @dataclass

@@ -50,10 +50,12 @@ def sliding_windows(n_tokens: int, size: int, overlap: int = 0) -> list[Window]:
         if dedup and e <= dedup[-1][1]:
             continue
         dedup.append((s, e))
-    return _assign_ownership(dedup)
+    return assign_ownership(dedup)
 
 
-def _assign_ownership(spans: Sequence[tuple[int, int]]) -> list[Window]:
+def assign_ownership(spans: Sequence[tuple[int, int]]) -> list[Window]:
+    """Windows over ``spans`` (ordered, overlapping ranges): each shared item goes to the window where it
+    is farther from an edge (the midpoint of the overlap)."""
     windows: list[Window] = []
     for k, (s, e) in enumerate(spans):
         own_s = s if k == 0 else (s + spans[k - 1][1] + 1) // 2
