@@ -174,9 +174,10 @@ def main() -> None:
     if "charlm" in args.methods and not (args.charlm / "forward").is_dir():
         ap.error(f"--charlm {args.charlm} has no forward/ model: run clinideid pretrain-lm first")
     commands = {}
-    for method in args.methods:
-        for fraction in args.fractions:
-            for seed in args.seeds:
+    # seed by seed, so that a grid cut short still compares every method on the seeds it finished
+    for seed in args.seeds:
+        for fraction in sorted(args.fractions, reverse=True):
+            for method in args.methods:
                 commands[key(method, fraction, seed, args.base_epochs)] = [
                     sys.executable, str(Path(__file__).resolve()), "--corpora", str(args.corpora),
                     "--out", str(args.out), "--charlm", str(args.charlm), "--base-epochs", str(args.base_epochs),

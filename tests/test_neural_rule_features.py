@@ -110,3 +110,21 @@ def test_hybrid_model_save_load_identical(hybrid_model: Path) -> None:
     docs = make_corpus(3, seed=9, prefix="x")
     with torch.inference_mode():
         assert [t[1] for t in a.tag_documents(docs)] == [t[1] for t in b.tag_documents(docs)]
+
+
+def test_prepared_documents_tag_like_raw_ones(hybrid_model: Path) -> None:
+    """Training tags its dev set from features computed once; that must not change any prediction."""
+    model = NeuralModel.load(hybrid_model)
+    docs = make_corpus(4, seed=11, prefix="p")
+    prepared = model.prepare(docs)
+    assert len(prepared.tokens) == len(prepared.features) == 4
+    assert all(
+        f is not None and f.shape[0] == len(t)
+        for f, t in zip(prepared.features, prepared.tokens, strict=True)
+    )
+    raw = model.predict_spans(docs)
+    for _ in range(2):  # prepared documents can be tagged again and again
+        again = model.predict_spans(prepared)
+        assert [[(s.start, s.end, s.label) for s in d] for d in again] == [
+            [(s.start, s.end, s.label) for s in d] for d in raw
+        ]

@@ -232,6 +232,7 @@ def fit(
     since_best = 0
     batches_all = length_batches([len(e) for e in train_examples], cfg.batch_size)
     unlabelled = UnlabelledBatches(unlabelled_examples, cfg.batch_size, seed) if cfg.cvt else None
+    dev_prepared = model.prepare(dev_docs)
     for epoch in range(1, cfg.epochs + 1):
         start = time.perf_counter()
         module.train()
@@ -253,7 +254,7 @@ def fit(
                 progress(f"epoch {epoch}", k + 1, len(batches))
         train_seconds = time.perf_counter() - start
         module.eval()
-        f1 = score_predictions(dev_docs, model.predict_spans(dev_docs), ("strict",))["strict"].micro.f1
+        f1 = score_predictions(dev_docs, model.predict_spans(dev_prepared), ("strict",))["strict"].micro.f1
         lr = opt.param_groups[0]["lr"]
         history.append(
             {

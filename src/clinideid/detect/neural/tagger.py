@@ -82,6 +82,19 @@ class Vocabs:
         )
 
 
+@dataclass(frozen=True)
+class PreparedDocuments:
+    """Documents tokenized, with their token features (rule marks, LM embeddings) already computed.
+
+    The featurizers are frozen while the tagger trains, so the dev set is prepared once and tagged after
+    every epoch without running the rules or the language models again.
+    """
+
+    docs: Sequence[Document]
+    tokens: list[list[Token]]
+    features: list[torch.Tensor | None]
+
+
 @dataclass
 class Example:
     """One window's encoded tokens (and gold tag ids in training)."""
@@ -310,17 +323,28 @@ class NeuralModel:
 
     # -- inference --------------------------------------------------------------------------------------
 
-    def tag_documents(self, docs: Sequence[Document]) -> list[tuple[list[Token], list[str], list[float]]]:
+    def prepare(self, docs: Sequence[Document]) -> PreparedDocuments:
+        """``docs`` tokenized with their token features, for repeated tagging (see ``PreparedDocuments``)."""
+        with self._lock, torch_threads(self.threads):
+            tokens = [tokenize(doc.text) for doc in docs]
+            return PreparedDocuments(docs, tokens, self.documents_features(docs, tokens))
+
+    def tag_documents(
+        self, docs: Sequence[Document] | PreparedDocuments
+    ) -> list[tuple[list[Token], list[str], list[float]]]:
         """Tokens, predicted labels and label marginals of each document, windows batched across documents."""
         with self._lock, torch_threads(self.threads):
-            return self._tag_documents(docs)
+            prepared = docs if isinstance(docs, PreparedDocuments) else None
+            if prepared is None:
+                tokens = [tokenize(doc.text) for doc in docs]  # type: ignore[union-attr]
+                prepared = PreparedDocuments(docs, tokens, self.documents_features(docs, tokens))  # type: ignore[arg-type]
+            return self._tag_documents(prepared)
 
-    def _tag_documents(self, docs: Sequence[Document]) -> list[tuple[list[Token], list[str], list[float]]]:
+    def _tag_documents(self, prepared: PreparedDocuments) -> list[tuple[list[Token], list[str], list[float]]]:
+        docs, all_tokens, all_features = prepared.docs, prepared.tokens, prepared.features
         per_doc: list[tuple[list[Token], list[Window]]] = []
         examples: list[Example] = []
         owners: list[tuple[int, int]] = []  # (doc index, window index)
-        all_tokens = [tokenize(doc.text) for doc in docs]
-        all_features = self.documents_features(docs, all_tokens)
         for d, doc in enumerate(docs):
             tokens = all_tokens[d]
             wins, doc_examples = self.encode_document(doc, tokens, features=all_features[d])
@@ -345,7 +369,7 @@ class NeuralModel:
             out.append((tokens, labels, tok_probs))
         return out
 
-    def predict_spans(self, docs: Sequence[Document]) -> list[list[Span]]:
+    def predict_spans(self, docs: Sequence[Document] | PreparedDocuments) -> list[list[Span]]:
         return [labels_to_spans(t, lab, p) for t, lab, p in self.tag_documents(docs)]
 
     # -- artifacts --------------------------------------------------------------------------------------
