@@ -333,11 +333,8 @@ class NeuralModel:
         self, docs: Sequence[Document] | PreparedDocuments
     ) -> list[tuple[list[Token], list[str], list[float]]]:
         """Tokens, predicted labels and label marginals of each document, windows batched across documents."""
+        prepared = docs if isinstance(docs, PreparedDocuments) else self.prepare(docs)
         with self._lock, torch_threads(self.threads):
-            prepared = docs if isinstance(docs, PreparedDocuments) else None
-            if prepared is None:
-                tokens = [tokenize(doc.text) for doc in docs]  # type: ignore[union-attr]
-                prepared = PreparedDocuments(docs, tokens, self.documents_features(docs, tokens))  # type: ignore[arg-type]
             return self._tag_documents(prepared)
 
     def _tag_documents(self, prepared: PreparedDocuments) -> list[tuple[list[Token], list[str], list[float]]]:
