@@ -17,7 +17,7 @@ The network is the language-independent part of the neural tagger: characters, w
 100-token windows (no rules: they are language-specific). The label schemes differ (MEDDOCAN tells patients
 from doctors, EDS-Pseudo only has persons), so the scores are **category-level** strict P/R/F1 (NAME, DATE,
 ID, CONTACT, LOCATION...) and binary token recall on the French held-out part, with training time and
-memory. Reference rows (``--references``, on by default, seconds to compute): the shipped French CRF
+memory. Reference rows (skipped with ``--no-references``; seconds to compute): the shipped French CRF
 ``fr-edspseudo-crf`` (trained on the same 80%, its settings chosen on the same 20%) alone and inside the
 French default detector (rules + CRF), scored the same way. Nothing printed holds document text.
 """
@@ -39,7 +39,7 @@ from run_grid import done, load_results, mean_std, run_grid, save_result  # noqa
 STRATEGIES = ("target", "source", "mixed", "source_then_target")
 #: shipped French detectors scored on the same held-out part (computed in-process, seed 1 split only)
 REFERENCES = {
-    "shipped-crf": {"type": "model", "model": "fr-edspseudo-crf"},
+    "shipped-crf": {"type": "crf", "model": "fr-edspseudo-crf"},
     "shipped-rules+crf": {
         "type": "hybrid",
         "language": "fr",
@@ -165,13 +165,12 @@ def run_references(args: argparse.Namespace) -> None:
     import time
 
     from clinideid.detect.base import build_detector
-    from clinideid.train.evaluation import model_detector
 
     _, _, fr_held = french(args, 1)
     for name, spec in REFERENCES.items():
         if done(args.out, key(name, 1)):
             continue
-        detector = model_detector(spec["model"]) if spec["type"] == "model" else build_detector(spec)
+        detector = build_detector(spec)
         start = time.perf_counter()
         predicted = detector.detect(fr_held)
         seconds = time.perf_counter() - start
