@@ -136,3 +136,19 @@ def test_feature_config_validation():
 
 def test_empty_document_has_no_features():
     assert FeatureExtractor(PLAIN).document_features(Document("d", "   \n")) == []
+
+
+def test_lone_surrogates_give_encodable_features_at_the_same_offsets():
+    from clinideid.detect.features import encodable_text
+
+    text = "Nombre: Ju\ud800an \udfff 12/03"
+    assert encodable_text(text) == "Nombre: Ju\ufffdan \ufffd 12/03"
+    assert len(encodable_text(text)) == len(text)
+    tokens = tokenize(text)
+    feats = FeatureExtractor(FeatureConfig(language="es")).document_features(Document("d", text), tokens)
+    assert len(feats) == len(tokens)
+    for row in feats:
+        for feature in row:
+            feature.encode("utf-8")  # strict: what CRFsuite does
+    clean = _features("Nombre: Ju\ufffdan \ufffd 12/03", FeatureConfig(language="es"))
+    assert feats == list(clean.values())

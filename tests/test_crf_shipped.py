@@ -63,3 +63,14 @@ def test_spanish_model_scores_on_meddocan_dev():
     report = evaluate_model("es-meddocan-crf", CORPORA / "meddocan" / "dev", "brat", "meddocan")
     assert report["strict"].micro.f1 >= 0.95
     assert report["token_binary"].micro.recall >= 0.97
+
+
+def test_french_model_tags_text_with_lone_surrogates():
+    # "\ud800" comes from a JSON "\ud800" escape; CRFsuite takes UTF-8 features and used to raise SystemError
+    det = CRFDetector("fr-edspseudo-crf")
+    text = "\udc00Internes : DUPONT Christine \ud800(Interne) 18/02/2019 16:34\nTél : 01 23 45 67 89 \ud83d"
+    spans = det.detect_one(Document("note", text, language="fr"))
+    found = {(text[s.start : s.end], s.label) for s in spans}
+    assert ("18/02/2019", "DATE") in found and ("Christine", "PERSON") in found
+    clean = det.detect_one(Document("note", text.replace("\ud800", " ").replace("\udc00", " ")))
+    assert {s.key() for s in spans if s.label == "DATE"} == {s.key() for s in clean if s.label == "DATE"}

@@ -127,3 +127,94 @@ def test_bad_options(tmp_path):
         write_corpus([DOC], tmp_path / "x.conll", "conll", scheme="IOB3")
     with pytest.raises(ConfigError, match="folder"):
         write_corpus([DOC], tmp_path / "x.conll", "conll", texts=True)
+
+
+# --- the label column: detected, or chosen with label_column, never silently wrong ---------------------------
+
+
+def _conll(tmp_path, content, name="c.conll"):
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "Juan\tB-PER\tx1\nvive\tO\tx2\nen\tO\tx3\nLyon\tB-LOC\tx4\n",  # token label extra
+        "Juan B-PER NNP\nvive O VBZ\nen O IN\nLyon B-LOC NNP\n",  # token label POS
+    ],
+)
+def test_label_column_that_is_not_the_last_is_detected_and_reported(tmp_path, content):
+    report = ReadReport()
+    (doc,) = read_corpus(_conll(tmp_path, content), "conll", report=report)
+    assert doc.text == "Juan vive en Lyon"
+    assert [s.key() for s in doc.spans] == [(0, 4, "PER"), (13, 17, "LOC")]
+    assert any("column 1" in w and "label_column" in w for w in report.warnings)
+
+
+def test_last_column_wins_when_it_holds_tags(tmp_path):
+    # CoNLL-2003: the chunk column holds tags too, but the last column is the labels
+    (doc,) = read_corpus(_conll(tmp_path, "Juan NNP B-NP B-PER\nvive VBZ B-VP O\n"), "conll")
+    assert [s.key() for s in doc.spans] == [(0, 4, "PER")]
+
+
+def test_several_tag_columns_are_ambiguous(tmp_path):
+    path = _conll(tmp_path, "\n# a comment\nJuan B-PER B-NP NNP\nvive O B-VP VBZ\n")
+    with pytest.raises(FormatError, match=r"c\.conll:3: columns 1, 2 .*label_column") as err:
+        read_corpus(path, "conll")
+    assert "Juan" not in str(err.value) and "NNP" not in str(err.value)
+    (doc,) = read_corpus(path, "conll", label_column=2)
+    assert [s.key() for s in doc.spans] == [(0, 4, "NP"), (5, 9, "VP")]
+    (doc,) = read_corpus(path, "conll", label_column=-3)
+    assert [s.key() for s in doc.spans] == [(0, 4, "PER")]
+
+
+def test_label_column_through_the_codec_option_mechanism(tmp_path):
+    from clinideid.cli.convert import parse_options
+
+    path = _conll(tmp_path, "Juan B-PER B-NP NNP\nvive O B-VP VBZ\n")
+    options = parse_options(["label_column=1"], "--read-option")
+    (doc,) = read_corpus(path, "conll", **options)
+    assert [s.key() for s in doc.spans] == [(0, 4, "PER")]
+
+
+@pytest.mark.parametrize(
+    ("content", "options", "message"),
+    [
+        # the chosen column holds POS tags, not labels
+        ("Juan\tNNP\tB-PER\nvive\tVBZ\tO\n", {"label_column": 1}, r"c\.conll:1: column 1 .*not a tag"),
+        ("Juan\tB-PER\tNNP\nvive\tO\tVBZ\n", {"label_column": -1}, r"c\.conll:1: column -1 .*not a tag"),
+        ("Juan\tB-PER\nvive\tO\tVBZ\n", {"label_column": 2}, r"c\.conll:1: .*no label column 2"),
+        # no column holds tags at all
+        ("Juan\tNNP\tSmith\nvive\tVBZ\tx\n", {}, r"c\.conll:1: the last column .*not a tag"),
+        ("Juan NNP\nvive VBZ\n", {}, r"c\.conll:1: the last column .*not a tag"),
+        # lines of different widths: the other columns cannot be compared
+        ("Juan\tB-PER\tNNP\nvive\tO\n", {}, r"c\.conll:1: the last column .*not a tag"),
+    ],
+)
+def test_a_column_without_tags_is_an_error_naming_the_line(tmp_path, content, options, message):
+    path = _conll(tmp_path, content)
+    with pytest.raises(FormatError, match=message) as err:
+        read_corpus(path, "conll", **options)
+    assert "Juan" not in str(err.value) and "NNP" not in str(err.value)
+
+
+def test_bad_label_column_file_is_skipped_with_on_error_skip(tmp_path):
+    _conll(tmp_path, "Juan\tNNP\nvive\tVBZ\n", "bad.conll")
+    _conll(tmp_path, "Ana\tB-P\nvino\tO\n", "good.conll")
+    report = ReadReport()
+    docs = read_corpus(tmp_path, "conll", on_error="skip", report=report)
+    assert [d.id for d in docs] == ["good"] and "bad.conll" in str(report.errors[0])
+
+
+def test_plain_io_labels_in_the_last_column_are_still_read(tmp_path):
+    (doc,) = read_corpus(_conll(tmp_path, "Juan\tPER\nPérez\tPER\nvive\tO\n"), "conll")
+    assert [s.key() for s in doc.spans] == [(0, 10, "PER")]
+
+
+@pytest.mark.parametrize("value", [0, "x", 1.5, True])
+def test_bad_label_column_option(tmp_path, value):
+    path = _conll(tmp_path, "Ana\tB-P\n")
+    with pytest.raises(ConfigError, match="label_column"):
+        read_corpus(path, "conll", label_column=value)

@@ -148,3 +148,45 @@ def test_mismatching_tag_text_is_an_error_and_can_be_repaired(tmp_path):
 def test_characters_xml_cannot_hold_are_refused(tmp_path):
     with pytest.raises(FormatError, match="U\\+0001"):
         write_corpus([Document("d", "a\x01b")], tmp_path, "i2b2")
+
+
+@pytest.mark.parametrize(
+    "decoy",
+    [
+        "<!-- old version: <TEXT>Decoy Person</TEXT> -->",
+        "<?review <TEXT>Decoy Person</TEXT>?>",
+        "<META><![CDATA[<TEXT>Decoy Person</TEXT>]]></META>",
+        '<META note="&lt;TEXT&gt;Decoy Person&lt;/TEXT&gt;"><TEXT>Decoy Person</TEXT></META>',
+    ],
+)
+def test_text_is_the_root_child_not_an_earlier_lookalike(tmp_path, decoy):
+    xml = I2B2_SAMPLE.replace("<deIdi2b2>\n", f"<deIdi2b2>\n{decoy}\n", 1)
+    (tmp_path / "d.xml").write_bytes(("\ufeff" + xml).encode("utf-8"))
+    (doc,) = read_corpus(tmp_path, "i2b2")
+    assert "Decoy" not in doc.text and doc.text.startswith("\nRecord date: 2067-05-03\r\n")
+    assert [doc.span_text(s) for s in doc.spans] == ["2067-05-03", "Tom Hill", "55"]
+
+
+def test_comments_and_processing_instructions_inside_text_are_skipped(tmp_path):
+    xml = '<deIdi2b2><TEXT a=">">Ana<!-- note --> y<?pi x?> Luis</TEXT><TAGS><NAME start="6" end="10" TYPE="PATIENT"/></TAGS></deIdi2b2>'
+    (tmp_path / "c.xml").write_text(xml, encoding="utf-8")
+    (doc,) = read_corpus(tmp_path, "i2b2")
+    assert doc.text == "Ana y Luis" and doc.span_text(doc.spans[0]) == "Luis"
+
+
+@pytest.mark.parametrize(
+    ("xml", "message"),
+    [
+        (
+            "<deIdi2b2>\n<TEXT>Ana</TEXT>\n<TEXT>Luis</TEXT>\n<TAGS/>\n</deIdi2b2>\n",
+            r"x\.xml:3: has 2 <TEXT> elements under the root",
+        ),
+        ("<deIdi2b2>\n<!-- <TEXT>Ana</TEXT> -->\n<TAGS/>\n</deIdi2b2>\n", r"x\.xml: has no <TEXT> element"),
+        ("<deIdi2b2>\n<META><TEXT>Ana</TEXT></META>\n</deIdi2b2>\n", r"x\.xml: has no <TEXT> element"),
+    ],
+)
+def test_missing_or_repeated_text_is_an_error_without_text(tmp_path, xml, message):
+    (tmp_path / "x.xml").write_text(xml, encoding="utf-8")
+    with pytest.raises(FormatError, match=message) as err:
+        read_corpus(tmp_path, "i2b2")
+    assert "Ana" not in str(err.value) and "Luis" not in str(err.value)

@@ -124,3 +124,70 @@ def test_scope_for():
     assert scope_for("d1", {}, "corpus") == scope_for("d2", {}, "corpus")
     with pytest.raises(ConfigError):
         scope_for("d1", {}, "galaxy")
+
+
+KEY32 = bytes(range(200, 232))
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        KEY32.hex()[:-1],  # 63 hex digits: a truncated key
+        "hex:" + KEY32.hex()[:-1],
+        KEY32.hex()[:31] + "\n",
+    ],
+)
+def test_odd_hex_is_a_truncated_key_not_base64(tmp_path, content):
+    path = tmp_path / "key"
+    path.write_text(content, encoding="ascii")
+    with pytest.raises(ConfigError, match=r"odd number of hex digits .*truncated hex key\?"):
+        load_key(path)
+
+
+def test_hex_wins_over_base64_and_base64_prefix_forces_base64(tmp_path):
+    body = "0123456789abcdef0123456789abcdef" + "fedcba9876543210fedcba9876543210"  # hex and base64 alike
+    path = tmp_path / "key"
+    path.write_text(body, encoding="ascii")
+    assert load_key(path) == bytes.fromhex(body)
+    path.write_text("base64:" + body, encoding="ascii")
+    assert load_key(path) == base64.b64decode(body)
+
+
+def test_unusual_key_length_is_warned(tmp_path, caplog):
+    path = tmp_path / "key"
+    path.write_text(KEY32.hex()[:-2], encoding="ascii")  # lost an even number of digits: 31 bytes
+    assert load_key(path) == KEY32[:-1]
+    assert "unusual key length" in caplog.text and "truncated" in caplog.text
+    caplog.clear()
+    path.write_text(KEY32.hex(), encoding="ascii")
+    assert load_key(path) == KEY32 and "unusual" not in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("key", "message"),
+    [
+        (bytes(32), "every byte is 0x00"),
+        (bytes(16), "every byte is 0x00"),
+        (b"\xff" * 32, "every byte is 0xff"),
+        (b"\x00\x01" * 16, "2-byte pattern"),
+        (b"\x10\x20\x30\x40" * 8, "4-byte pattern"),
+        (b"\x00" * 31 + b"\x01", "two distinct byte values"),
+    ],
+)
+def test_predictable_keys_are_refused(tmp_path, key, message):
+    with pytest.raises(ConfigError, match=message):
+        require_key(key, "hash")
+    for i, content in enumerate([key, key.hex().encode(), base64.b64encode(key)]):
+        path = tmp_path / f"key{i}"
+        path.write_bytes(content)
+        with pytest.raises(ConfigError, match=f"key file .*{message}"):
+            load_key(path)
+    with pytest.raises(ConfigError, match="not secret"):
+        save_key(tmp_path / "new", key)
+
+
+def test_keygen_keys_and_test_keys_still_load(tmp_path):
+    for n in (16, 32, 64):
+        path = save_key(tmp_path / f"k{n}.txt", generate_key(n))
+        assert len(load_key(path)) == n
+    assert require_key(bytes(range(32)), "hash") == bytes(range(32))

@@ -98,7 +98,7 @@ def test_hash_is_keyed_scoped_and_normalised():
     a, b, c = replace_all(doc, "hash")
     assert re.fullmatch(r"\[PATIENT:[0-9a-f]{8}\]", a)
     assert a == b != c
-    other_key = replace_all(doc, "hash", key=bytes(16))[0]
+    other_key = replace_all(doc, "hash", key=bytes(range(100, 116)))[0]
     assert other_key != a
     op = build_operator("hash", length=12)
     assert op.replace(doc.spans[0], ctx_for(doc, scope="document:x")) != op.replace(
@@ -172,3 +172,64 @@ def test_operators_are_pure():
                                                    ("PHONE", "555-1234")])  # fmt: skip
     for name in ("surrogate", "hash", "date_shift", "numbered_tag"):
         assert replace_all(doc, name) == replace_all(doc, name)
+
+
+@pytest.mark.parametrize(
+    ("operator", "template"),
+    [
+        ("tag", "{label.__class__}"),
+        ("tag", "[{label.__class__.__mro__}]"),
+        ("tag", "{label[0]}"),
+        ("tag", "{label!r}"),
+        ("tag", "{}"),
+        ("tag", "{0}"),
+        ("tag", "{label:{category.__class__}}"),
+        ("tag", "{label:>999999999}"),
+        ("tag", "[{label"),
+        ("tag", "[{label}}"),
+        ("numbered_tag", "[{label}-{n.__class__}]"),
+        ("numbered_tag", "[{category}-{n}]"),
+        ("hash", "[{digest.__init__.__globals__}]"),
+    ],
+)
+def test_templates_only_take_the_documented_placeholders(operator, template):
+    with pytest.raises(ConfigError, match="template") as err:
+        build_operator(operator, template=template)
+    assert "{label}" in str(err.value)  # names the allowed placeholders
+
+
+def test_allowed_fields_are_named_per_operator():
+    with pytest.raises(ConfigError, match=r"\{label\}, \{category\}, \{subcategory\}"):
+        build_operator("tag", template="{label.__class__}")
+    with pytest.raises(ConfigError, match=r"\{label\}, \{n\}"):
+        build_operator("numbered_tag", template="{n!a}")
+    with pytest.raises(ConfigError, match=r"\{label\}, \{digest\}"):
+        build_operator("hash", template="{digest[0]}")
+
+
+def test_plain_format_specs_and_literal_braces_still_work():
+    doc = make("John Smith", [("PATIENT", "John Smith")])
+    assert replace_all(doc, "numbered_tag", template="{{{label}-{n:03d}}}") == ["{PATIENT-001}"]
+    assert replace_all(doc, "tag", template="[{label:<6}]") == ["[NAME  ]"]
+    with pytest.raises(ConfigError, match="template"):
+        build_operator("numbered_tag", template="{label:d}")  # a spec that does not fit the value
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"strategy": "quarter", "template": "{year.__class__}"},
+        {"strategy": "age_group", "template": "{lo[0]}"},
+        {"strategy": "relative", "template": "{unit!r} {n}"},
+        {"strategy": "dictionary", "entries": {m: "{year.real}" for m in range(1, 13)}},
+    ],
+)
+def test_date_generalize_templates_are_checked_too(options):
+    with pytest.raises(ConfigError, match=r"template|entry"):
+        build_operator("date_generalize", **options)
+
+
+def test_age_phrases_are_checked_too():
+    with pytest.raises(ConfigError, match=r"\{n\}"):
+        build_operator("age", phrases={"en": {"bare": "{n.__class__}"}})
+    build_operator("age", phrases={"en": {"bare": "{n}+", "unit": "{n} years or more"}})

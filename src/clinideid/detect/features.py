@@ -8,6 +8,10 @@ labels of spans a rule detector found over the token (the hybrid feature set).
 
 Features are computed document-wide (neighbours may sit on the previous line; a ``nl`` flag tells), so
 whatever unit a model is trained on (lines or sliding windows) sees the same features.
+
+CRFsuite takes features as UTF-8, which cannot hold a lone surrogate (``"\\ud800"``, e.g. from a JSON
+``"\\ud800"`` escape): features are computed on the text with every surrogate replaced by U+FFFD, one
+character for one, so token offsets stay those of the original text.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import logging
+import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +44,14 @@ GAZETTEER_LISTS: dict[str, tuple[str, ...]] = {
     "professions": ("professions",),
 }
 DEFAULT_GAZETTEERS = ("first_names", "surnames", "cities", "countries", "hospitals")
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def encodable_text(text: str) -> str:
+    """``text`` with every surrogate code point (which UTF-8, hence CRFsuite, cannot encode) replaced by
+    U+FFFD: one character for one, so offsets into ``text`` stay valid."""
+    return _SURROGATE.sub("\ufffd", text)
 
 
 @dataclass(frozen=True)
@@ -248,6 +261,9 @@ class FeatureExtractor:
         tokens = tokenize(text) if tokens is None else tokens
         if not tokens:
             return []
+        if _SURROGATE.search(text) is not None:  # same length and offsets, but encodable
+            text = encodable_text(text)
+            tokens = [Token(encodable_text(t.text), t.start, t.end) for t in tokens]
         gaz_marks = self._gazetteer_marks(text, tokens)
         rule_marks: list[list[str]] | None = None
         if self.uses_rules:

@@ -11,8 +11,13 @@
     Smith	12	17	B-DOCTOR
     <blank line between sentences>
 
-A line is ``TOKEN LABEL`` (tab- or space-separated; more columns are allowed, the label is the last),
-or ``TOKEN START END LABEL`` with character offsets. Documents are separated by ``-DOCSTART-`` lines or
+A line is ``TOKEN LABEL`` (tab- or space-separated), or ``TOKEN START END LABEL`` with character
+offsets. More columns are allowed (``TOKEN POS CHUNK LABEL``): the label is the last column when every
+token line's last column holds tags (``O``, ``B-TYPE``, ``I-TYPE``, ``E-``/``S-``/``L-``/``U-TYPE``);
+otherwise the one other column that holds tags is taken, with a warning. ``label_column=N`` (0-based:
+the token is column 0; ``-1`` is the last) names the column explicitly. A file whose chosen column holds
+values that are not tags, or where several columns could be the labels, is a ``FormatError`` naming the
+file and line, never a silent misreading. Documents are separated by ``-DOCSTART-`` lines or
 ``# doc_id = X`` comments (``# language = xx`` sets the language). Schemes: ``BIO`` and ``BIOES``
 (``BILOU`` letters accepted; plain ``IO`` labels read too), chosen with ``scheme=`` or detected per file.
 
@@ -78,6 +83,7 @@ class _Token:
     line: int
     start: int | None = None
     end: int | None = None
+    cols: tuple[str, ...] = ()  # every column of the line (the label column is chosen per file)
 
 
 @dataclass
@@ -231,12 +237,127 @@ def parse_lines(raw: str, where: str) -> list[_RawDoc]:
         cols = line.split("\t") if "\t" in line else line.split()
         if len(cols) < 2 or not cols[0] or not cols[-1]:
             raise FormatError("a token line needs a token and a label", path=where, line=lineno)
-        token = _Token(cols[0], cols[-1].strip(), lineno)
+        token = _Token(cols[0], cols[-1].strip(), lineno, cols=tuple(c.strip() for c in cols))
         if len(cols) == 4 and cols[1].strip().isdigit() and cols[2].strip().isdigit():
             token.start, token.end = int(cols[1]), int(cols[2])
         current.add(token)
     start_new(None, 0)
     return docs
+
+
+_IO_LABEL = re.compile(r"[A-Za-z][\w.-]*")
+_TAGS_HINT = "O, B-TYPE, I-TYPE (BIOES: also E-TYPE, S-TYPE)"
+
+
+def _column_kind(values: Sequence[str]) -> str | None:
+    """``"tags"`` when every value is a BIO/BIOES tag, ``"io"`` for plain IO labels (type names and at
+    least one ``O``), else ``None``."""
+    if all(_valid_label(v) for v in values):
+        return "tags"
+    if "O" in values and all(_IO_LABEL.fullmatch(v) for v in values):
+        return "io"
+    return None
+
+
+def check_label_column(label_column: Any) -> int | None:
+    """``label_column`` as an int (``None``: detect), or ``ConfigError``."""
+    if label_column is None:
+        return None
+    if isinstance(label_column, str) and label_column.strip().lstrip("-").isdigit():
+        label_column = int(label_column)
+    if isinstance(label_column, bool) or not isinstance(label_column, int):
+        raise ConfigError(
+            f"label_column must be a column number (0-based: the token is column 0, -1 the last), got "
+            f"{label_column!r}"
+        )
+    if label_column == 0:
+        raise ConfigError(
+            "label_column=0 is the token column; the labels are in column 1 or later (-1: last)"
+        )
+    return label_column
+
+
+def assign_labels(
+    tokens: Sequence[_Token], where: str, label_column: int | None = None, ctx: ReadContext | None = None
+) -> int | None:
+    """Set every token's label from the file's tag column; returns that column (``None``: the last).
+
+    With ``label_column`` the column is checked; without it, the last column is used when it holds tags,
+    else the only other column that does (reported through ``ctx``). ``FormatError`` (file and line,
+    never a value) when the column holds values that are not tags or when several columns could be it.
+    """
+    if not tokens:
+        return label_column
+    if label_column is not None:
+        for t in tokens:
+            k = label_column if label_column > 0 else len(t.cols) + label_column
+            if not 0 < k < len(t.cols):
+                raise FormatError(
+                    f"this token line has {len(t.cols)} column(s), so no label column {label_column} "
+                    "(0-based, the token is column 0); check label_column",
+                    path=where,
+                    line=t.line,
+                )
+        values = [t.cols[label_column] for t in tokens]
+        if _column_kind(values) is None:
+            bad = next(t for t, v in zip(tokens, values, strict=True) if not _valid_label(v))
+            raise FormatError(
+                f"column {label_column} (label_column, 0-based) holds a value that is not a tag "
+                f"({_TAGS_HINT}); choose the column of the BIO/BIOES tags",
+                path=where,
+                line=bad.line,
+            )
+        for t, v in zip(tokens, values, strict=True):
+            t.label = v
+        return label_column
+    last = [t.cols[-1] for t in tokens]
+    last_kind = _column_kind(last)
+    if last_kind == "tags":
+        for t, v in zip(tokens, last, strict=True):
+            t.label = v
+        return None
+    widths = {len(t.cols) for t in tokens}
+    same_width = len(widths) == 1  # else the columns before the last cannot be compared line to line
+    middle: dict[int, str | None] = {}
+    if same_width:
+        middle = {k: _column_kind([t.cols[k] for t in tokens]) for k in range(1, widths.pop() - 1)}
+    tagged = [k for k, kind in middle.items() if kind == "tags"]
+    if len(tagged) == 1:
+        k = tagged[0]
+        if ctx is not None:
+            ctx.warn(
+                f"{where}: the last column does not hold BIO/BIOES tags; labels read from column {k} "
+                "(0-based), the only one that does (pass label_column=N to choose another)"
+            )
+        for t in tokens:
+            t.label = t.cols[k]
+        return k
+    if len(tagged) > 1:
+        raise FormatError(
+            f"columns {', '.join(map(str, tagged))} (0-based) all hold BIO/BIOES tags and the last column does "
+            "not; pass label_column=N (e.g. --read-option label_column=N) to say which holds the labels",
+            path=where,
+            line=tokens[0].line,
+        )
+    if last_kind == "io" and same_width:
+        others = [k for k, kind in middle.items() if kind == "io"]
+        if others:
+            raise FormatError(
+                f"columns {', '.join(map(str, [*others, 'last']))} (0-based) could all hold plain IO labels; "
+                "pass label_column=N (e.g. --read-option label_column=N) to say which holds the labels",
+                path=where,
+                line=tokens[0].line,
+            )
+        for t, v in zip(tokens, last, strict=True):
+            t.label = v
+        return None
+    bad = next(t for t, v in zip(tokens, last, strict=True) if not _valid_label(v))
+    raise FormatError(
+        f"the last column holds a value that is not a tag ({_TAGS_HINT}) and no other column holds tags; "
+        "is this a labelled CoNLL file? pass label_column=N (0-based) if the labels are in another column",
+        path=where,
+        line=bad.line,
+    )
 
 
 def _place(doc: _RawDoc, text: str | None, where: str, ctx: ReadContext) -> str:
@@ -307,6 +428,7 @@ class ConllCodec(Codec):
         scheme = options.pop("scheme", None)
         text_dir = options.pop("text_dir", None)
         suffix = str(options.pop("suffix", ".conll"))
+        label_column = check_label_column(options.pop("label_column", None))
         reject_unknown(self.name, options)
         if scheme is not None and str(scheme).upper() not in SCHEMES:
             raise ConfigError(f"unknown tagging scheme {scheme!r}; choose one of {', '.join(SCHEMES)}")
@@ -315,16 +437,29 @@ class ConllCodec(Codec):
         ctx = ReadContext(self.name, opts, report)
         try:
             for file in files:
-                yield from self._read_file(file, scheme, Path(text_dir) if text_dir else None, ctx)
+                yield from self._read_file(
+                    file, scheme, Path(text_dir) if text_dir else None, ctx, label_column
+                )
         finally:
             ctx.close()
 
     def _read_file(
-        self, file: Path, scheme: str | None, text_dir: Path | None, ctx: ReadContext
+        self,
+        file: Path,
+        scheme: str | None,
+        text_dir: Path | None,
+        ctx: ReadContext,
+        label_column: int | None = None,
     ) -> Iterator[Document]:
         where = str(file)
         raw_docs = parse_lines(read_text(file, ctx.options.encoding).removeprefix("\ufeff"), where)
-        labels = [t.label for d in raw_docs for s in d.sentences for t in s]
+        tokens = [t for d in raw_docs for s in d.sentences for t in s]
+        try:
+            assign_labels(tokens, where, label_column, ctx)
+        except FormatError as exc:
+            ctx.fail(exc)  # the whole file: its labels cannot be told apart
+            return
+        labels = [t.label for t in tokens]
         used_scheme = str(scheme).upper() if scheme else detect_scheme(labels)
         unnamed = 0
         for raw in raw_docs:

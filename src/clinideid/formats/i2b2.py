@@ -23,7 +23,10 @@ MEDDOCAN converter, any other label as ``<LABEL TYPE="LABEL">``.
 
 Offsets are character offsets into the TEXT content. XML parsers normalise ``\\r\\n`` to ``\\n``, so the
 TEXT content is read from the raw file (CDATA sections, character data and references), which keeps
-offsets exact; the tags are read with the standard XML parser. ``comment`` <-> ``span.attributes["note"]``.
+offsets exact; the tags are read with the standard XML parser. The TEXT element is the one child of the
+root named ``TEXT``, located by the XML parser (a ``<TEXT>`` inside a comment, a processing instruction,
+a CDATA section or deeper in the tree is not it); a file with no such child or with several is a
+``FormatError``. ``comment`` <-> ``span.attributes["note"]``.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from collections.abc import Iterable, Iterator
 from html import unescape
 from pathlib import Path
 from typing import Any
+from xml.parsers import expat
 
 from clinideid.document import Document, Span
 from clinideid.errors import FormatError, LabelError
@@ -100,7 +104,8 @@ MEDDOCAN_CATEGORIES = {
 }
 
 _XML_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
-_TEXT_OPEN = re.compile(r"<TEXT(\s[^>]*)?(/?)>")
+#: a ``<TEXT ...>`` start tag (quoted attribute values may hold ``>``); group 1 is ``/`` when empty
+_TEXT_START_TAG = re.compile(r"""<TEXT(?:\s+[^\s=/>]+\s*=\s*(?:"[^"]*"|'[^']*'))*\s*(/?)>""")
 _REF = re.compile(r"&(#[0-9]+|#x[0-9a-fA-F]+|[A-Za-z]+);")
 
 
@@ -130,44 +135,110 @@ def tag_for_label(label: str) -> tuple[str, str]:
     return (label if _XML_NAME.fullmatch(label) else "PHI"), label
 
 
+def _text_elements(raw: str, path: str) -> list[tuple[int, int, int]]:
+    """``(line, content start, content end)`` of each ``TEXT`` child of the root, as character offsets
+    into ``raw`` (start == end for an empty ``<TEXT/>``).
+
+    The XML parser finds them, so a ``<TEXT>`` in a comment, a processing instruction, a CDATA section,
+    a DOCTYPE or deeper in the tree is not taken for the document's text.
+    """
+    found: list[tuple[int, int, int]] = []
+    depth = 0
+    opened: list[tuple[int, int]] = []  # (line, byte offset of the start tag) of the open root-level TEXT
+    parser = expat.ParserCreate()
+
+    def start(name: str, _attrs: Any) -> None:
+        nonlocal depth
+        depth += 1
+        if depth == 2 and name == "TEXT":
+            opened.append((parser.CurrentLineNumber, parser.CurrentByteIndex))
+
+    def end(name: str) -> None:
+        nonlocal depth
+        if depth == 2 and name == "TEXT" and opened:
+            line, tag_at = opened.pop()
+            found.append((line, tag_at, parser.CurrentByteIndex))
+        depth -= 1
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    try:
+        parser.Parse(raw, True)
+    except expat.ExpatError as exc:
+        raise FormatError(
+            f"is not well-formed XML ({expat.ErrorString(exc.code)})", path=path, line=exc.lineno
+        ) from None
+    if not found:
+        return []
+    data = raw.encode("utf-8", "surrogatepass")  # expat reports byte offsets into the UTF-8 text
+    out = []
+    for line, tag_at, end_at in found:
+        tag_start = len(data[:tag_at].decode("utf-8", "surrogatepass"))
+        end_start = len(data[:end_at].decode("utf-8", "surrogatepass"))
+        m = _TEXT_START_TAG.match(raw, tag_start)
+        if m is None:  # expat accepted it, so this does not happen
+            raise FormatError("cannot locate the <TEXT> start tag", path=path, line=line)
+        if m.group(1):  # <TEXT/>: the end event comes after the tag
+            out.append((line, m.end(), m.end()))
+        else:
+            out.append((line, m.end(), end_start))
+    return out
+
+
 def _raw_text_content(raw: str, path: str) -> str:
-    """The exact content of the first ``<TEXT>`` element, from the raw file (no newline normalisation)."""
-    m = _TEXT_OPEN.search(raw)
-    if m is None:
-        raise FormatError("has no <TEXT> element", path=path)
-    if m.group(2):
-        return ""
-    pos = m.end()
+    """The exact content of the ``TEXT`` child of the root, from the raw file (no newline normalisation).
+
+    ``FormatError`` when the root has no ``TEXT`` child or more than one.
+    """
+    elements = _text_elements(raw, path)
+    if not elements:
+        raise FormatError(
+            "has no <TEXT> element under the root element; an i2b2 file holds its document text in "
+            "<TEXT> (a <TEXT> inside a comment or deeper in the tree does not count)",
+            path=path,
+        )
+    if len(elements) > 1:
+        raise FormatError(
+            f"has {len(elements)} <TEXT> elements under the root element (lines "
+            f"{', '.join(str(e[0]) for e in elements)}); an i2b2 file holds exactly one document text: "
+            "split it into one file per document",
+            path=path,
+            line=elements[1][0],
+        )
+    _, pos, stop = elements[0]
     parts: list[str] = []
-    while True:
+    while pos < stop:
         if raw.startswith("<![CDATA[", pos):
             end = raw.find("]]>", pos)
             if end < 0:
                 raise FormatError("unterminated CDATA section in <TEXT>", path=path)
             parts.append(raw[pos + 9 : end])
             pos = end + 3
-        elif raw.startswith("</TEXT", pos):
-            return "".join(parts)
         elif raw.startswith("<!--", pos):
             end = raw.find("-->", pos)
             if end < 0:
                 raise FormatError("unterminated comment in <TEXT>", path=path)
             pos = end + 3
+        elif raw.startswith("<?", pos):
+            end = raw.find("?>", pos)
+            if end < 0:
+                raise FormatError("unterminated processing instruction in <TEXT>", path=path)
+            pos = end + 2
         elif raw.startswith("<", pos):
             raise FormatError("unexpected markup inside <TEXT>; i2b2 TEXT holds only text", path=path)
-        elif pos >= len(raw):
-            raise FormatError("unterminated <TEXT> element", path=path)
+        elif raw.startswith("&", pos):
+            ref = _REF.match(raw, pos)
+            if ref is None:
+                raise FormatError("malformed character reference in <TEXT>", path=path)
+            parts.append(unescape(ref.group()))
+            pos = ref.end()
         else:
-            nxt = min((i for i in (raw.find("<", pos), raw.find("&", pos)) if i >= 0), default=len(raw))
-            if nxt == pos:  # a reference
-                ref = _REF.match(raw, pos)
-                if ref is None:
-                    raise FormatError("malformed character reference in <TEXT>", path=path)
-                parts.append(unescape(ref.group()))
-                pos = ref.end()
-            else:
-                parts.append(raw[pos:nxt])
-                pos = nxt
+            nxt = min(
+                (i for i in (raw.find("<", pos, stop), raw.find("&", pos, stop)) if i >= 0), default=stop
+            )
+            parts.append(raw[pos:nxt])
+            pos = nxt
+    return "".join(parts)
 
 
 def parse_xml(raw: str, where: str) -> ET.Element:
@@ -217,8 +288,6 @@ class I2b2Codec(Codec):
         where = str(file)
         raw = read_text(file, ctx.options.encoding)
         root = parse_xml(raw, where)
-        if root.find("TEXT") is None:
-            raise FormatError("has no <TEXT> element under the root", path=where)
         text = _raw_text_content(raw, where)
         spans: list[Span] = []
         tags = root.find("TAGS")

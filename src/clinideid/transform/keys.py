@@ -32,6 +32,9 @@ T = TypeVar("T")
 
 _HEX = frozenset(string.hexdigits)
 _B64 = frozenset(string.ascii_letters + string.digits + "+/=-_")
+#: key lengths people generate (``openssl rand -hex N``, ``clinideid keygen --bytes N``); others are warned
+_USUAL_KEY_BYTES = frozenset({16, 20, 24, 32, 48, 64})
+_MAKE_KEY = "create one with `clinideid keygen PATH` or `openssl rand -hex 32 > key.txt`"
 
 
 def generate_key(n_bytes: int = DEFAULT_KEY_BYTES) -> bytes:
@@ -62,34 +65,64 @@ def save_key(path: str | Path, key: bytes) -> Path:
     return path
 
 
+def key_weakness(key: bytes) -> str | None:
+    """Why ``key`` is too predictable to be a secret (``None`` if it is not): one repeated byte (an
+    all-zero key), a short repeated pattern (``0101...``, ``abcdabcd...``) or two distinct byte values."""
+    if not key:
+        return "it is empty"
+    if len(set(key)) == 1:
+        return f"every byte is 0x{key[0]:02x}"
+    for period in (2, 3, 4):
+        if len(key) > period and all(key[i] == key[i % period] for i in range(len(key))):
+            return f"it repeats a {period}-byte pattern"
+    if len(set(key)) <= 2:
+        return "it holds only two distinct byte values"
+    return None
+
+
 def check_key(key: object) -> bytes:
-    """``key`` if it is a usable key, else ``ConfigError``."""
+    """``key`` if it is a usable key, else ``ConfigError``: too short, or too predictable to be secret
+    (all-zero, one repeated byte, a short repeated pattern)."""
     if not isinstance(key, bytes | bytearray):
         raise ConfigError(f"a key must be bytes, got {type(key).__name__}")
+    key = bytes(key)
     if len(key) < MIN_KEY_BYTES:
+        raise ConfigError(f"the key has {len(key)} bytes; at least {MIN_KEY_BYTES} are needed ({_MAKE_KEY})")
+    weakness = key_weakness(key)
+    if weakness is not None:
         raise ConfigError(
-            f"the key has {len(key)} bytes; at least {MIN_KEY_BYTES} are needed "
-            "(create one with `clinideid keygen` or `openssl rand -hex 32 > key.txt`)"
+            f"the key is not secret: {weakness}, so anyone could guess it and reverse the pseudonyms; "
+            f"use a random key ({_MAKE_KEY})"
         )
-    return bytes(key)
+    return key
 
 
 def decode_key_text(text: str, *, origin: str = "key") -> bytes:
-    """A key written as text: hex (``hex:`` prefix optional) or base64 (``base64:`` prefix optional)."""
+    """A key written as text: hex (``hex:`` prefix optional) or base64 (``base64:``/``b64:`` prefix optional).
+
+    A body made only of hex digits is hex (an odd number of digits is a truncated key, refused); prefix it
+    with ``base64:`` to read it as base64. The key must pass ``check_key``; an unusual length is warned
+    about (a hex key that lost an even number of digits still decodes).
+    """
     body = "".join(text.split())
     if not body:
         raise ConfigError(f"{origin} is empty; it must hold at least {MIN_KEY_BYTES} bytes")
     prefix, _, rest = body.partition(":")
     if rest and prefix.lower() in ("hex", "base64", "b64"):
-        kind, body = prefix.lower(), rest
-    elif set(body) <= _HEX and len(body) % 2 == 0:
-        kind = "hex"
+        kind, body = ("hex" if prefix.lower() == "hex" else "base64"), rest
+    elif set(body) <= _HEX:
+        kind = "hex"  # hex wins over base64: write "base64:..." for a base64 key made of hex digits only
     elif set(body) <= _B64:
         kind = "base64"
     else:
         raise ConfigError(
             f"{origin} is text but neither hex nor base64; write the key as hex (e.g. `openssl rand -hex 32`) "
             "or as raw bytes"
+        )
+    if kind == "hex" and len(body) % 2:
+        raise ConfigError(
+            f"{origin} has an odd number of hex digits ({len(body)}): truncated hex key? restore the whole "
+            "key (`openssl rand -hex 32` writes 64 digits), or write 'base64:' before it if it is base64"
         )
     try:
         if kind == "hex":
@@ -104,6 +137,17 @@ def decode_key_text(text: str, *, origin: str = "key") -> bytes:
         raise ConfigError(
             f"{origin} decodes to {len(key)} bytes; at least {MIN_KEY_BYTES} are needed "
             "(e.g. `openssl rand -hex 32 > key.txt`)"
+        )
+    try:
+        check_key(key)
+    except ConfigError as exc:
+        raise ConfigError(f"{origin}: {exc}") from None
+    if len(key) not in _USUAL_KEY_BYTES:
+        log.warning(
+            "%s decodes to %d bytes, an unusual key length (keys are usually 16, 32 or 64 bytes): was it "
+            "truncated? surrogates from a truncated key differ from those of the whole key",
+            origin,
+            len(key),
         )
     return key
 
@@ -125,7 +169,10 @@ def load_key(path: str | Path) -> bytes:
         return decode_key_text(text, origin=f"key file {path}")
     if len(raw) < MIN_KEY_BYTES:
         raise ConfigError(f"key file {path} holds {len(raw)} bytes; at least {MIN_KEY_BYTES} are needed")
-    return raw
+    try:
+        return check_key(raw)
+    except ConfigError as exc:
+        raise ConfigError(f"key file {path}: {exc}") from None
 
 
 def require_key(key: bytes | None, operator: str) -> bytes:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import re
+import string
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -71,14 +73,82 @@ def _check_level(level: str) -> str:
     return level
 
 
-def _check_template(template: str, **fields: object) -> str:
+#: a plain format spec (``03d``, ``>8``, ``.2f``): no nested fields, width and precision of 3 digits at most
+_FORMAT_SPEC = re.compile(r"(?:.?[<>=^])?[+\- ]?#?0?\d{0,3}[,_]?(?:\.\d{1,3})?[bcdoxXeEfFgGns%]?")
+
+#: the placeholders of the date_generalize strategies' templates, with sample values of the right type
+GENERALIZE_TEMPLATE_FIELDS: dict[str, dict[str, object]] = {
+    "quarter": {"q": 1, "year": 2000},
+    "age_group": {"lo": 40, "hi": 49},
+    "relative": {"unit": "day", "n": "+1"},
+}
+DICTIONARY_TEMPLATE_FIELDS: dict[str, object] = {"year": 2000, "quarter": 1, "month": 1}
+AGE_PHRASE_FIELDS: dict[str, object] = {"n": 90}
+
+
+def check_template(template: object, what: str = "replacement template", **fields: object) -> str:
+    """``template`` if it only uses the placeholders ``fields`` (given with sample values), else
+    ``ConfigError`` naming the allowed ones.
+
+    Checked with ``string.Formatter().parse``: no attribute access (``{label.__class__}``), indexing
+    (``{label[0]}``), positional fields (``{}``, ``{0}``), conversions (``!r``) or nested fields in a
+    format spec, which could reach object internals; a plain spec (``{n:03d}``) is allowed.
+    """
+    allowed = ", ".join(f"{{{name}}}" for name in fields)
+    hint = f"it may only use {allowed}"
+    if not isinstance(template, str):
+        raise ConfigError(f"{what} must be a string; {hint}, got {type(template).__name__}")
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError:
+        raise ConfigError(
+            f"bad {what} {template!r}: unbalanced braces (write a literal brace as '{{{{' or '}}}}'); {hint}"
+        ) from None
+    for _, name, spec, conversion in parsed:
+        if name is None:
+            continue
+        if name not in fields:
+            raise ConfigError(
+                f"bad {what} {template!r}: placeholder {{{name}}} is not allowed; {hint} (no attribute "
+                "access, indexing or positional fields)"
+            )
+        if conversion is not None:
+            raise ConfigError(f"bad {what} {template!r}: conversion !{conversion} is not allowed; {hint}")
+        if spec and ("{" in spec or "}" in spec or not _FORMAT_SPEC.fullmatch(spec)):
+            raise ConfigError(
+                f"bad {what} {template!r}: format spec {spec!r} of {{{name}}} is not allowed (no nested "
+                "fields; width and precision up to 3 digits); " + hint
+            )
     try:
         template.format(**fields)
-    except (KeyError, IndexError, ValueError) as exc:
-        raise ConfigError(
-            f"bad replacement template {template!r} ({type(exc).__name__}); it may use {{{'}, {'.join(fields)}}}"
-        ) from None
+    except (KeyError, IndexError, ValueError, TypeError) as exc:
+        raise ConfigError(f"bad {what} {template!r} ({type(exc).__name__}); {hint}") from None
     return template
+
+
+def _check_template(template: str, **fields: object) -> str:
+    return check_template(template, "replacement template", **fields)
+
+
+def _check_generalize_templates(strategy: str, options: Mapping[str, Any]) -> None:
+    """The format-string options of a date strategy only use that strategy's placeholders."""
+    fields = GENERALIZE_TEMPLATE_FIELDS.get(strategy)
+    if fields is not None and options.get("template") is not None:
+        check_template(options["template"], f"date_generalize {strategy} template", **fields)
+    entries = options.get("entries") if strategy == "dictionary" else None
+    if isinstance(entries, Mapping):
+        for month, template in entries.items():
+            check_template(template, f"date dictionary entry {month!r}", **DICTIONARY_TEMPLATE_FIELDS)
+
+
+def _check_age_phrases(phrases: Mapping[str, Mapping[str, str]] | None) -> None:
+    if phrases is None:
+        return
+    if not isinstance(phrases, Mapping) or not all(isinstance(v, Mapping) for v in phrases.values()):
+        raise ConfigError('age phrases must map languages to {"bare": ..., "unit": ...} templates')
+    for lang, entry in phrases.items():
+        for kind, template in entry.items():
+            check_template(template, f"age phrase {lang}.{kind}", **AGE_PHRASE_FIELDS)
 
 
 class _WithFallback(DetailedOperator):
@@ -340,6 +410,7 @@ class DateGeneralizeOperator(_WithFallback):
         **strategy_options: Any,
     ) -> None:
         super().__init__(fallback, fallback_options)
+        _check_generalize_templates(strategy, strategy_options)
         self.strategy: Generalizer = build_generalizer(strategy, **strategy_options)
         self.date_options = DateOptions(order=date_order, pivot=pivot)  # type: ignore[arg-type]
         self.reference_date: dt.date | None = None
@@ -403,6 +474,7 @@ class AgeOperator(DetailedOperator):
     ) -> None:
         if not isinstance(threshold, int) or not 0 < threshold < 150:
             raise ConfigError(f"age threshold must be an integer within 1-149, got {threshold!r}")
+        _check_age_phrases(phrases)
         self.threshold, self.phrases = threshold, phrases
 
     def _replace(self, span: Span, ctx: OperatorContext) -> str:
