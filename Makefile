@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 demo: setup
-	$(BIN)/clinideid deid src/clinideid/data/examples/ -o demo-output --language auto --ephemeral-key
+	$(BIN)/clinideid deid src/clinideid/data/examples/ -o demo-output --language auto --ephemeral-key --overwrite
 	@echo "De-identified notes and report written to demo-output/"
 
 test: setup

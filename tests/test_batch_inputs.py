@@ -11,14 +11,16 @@ def test_folder_inputs_keep_layout_and_report_bad_files(tmp_path: Path):
     (tmp_path / "bin.txt").write_bytes(b"\x00\x01\x02binary")
     (tmp_path / "empty.txt").write_text("", encoding="utf-8")
     (tmp_path / "ignored.pdf").write_bytes(b"%PDF")
-    items = {i.relpath: i for i in iter_inputs(tmp_path)}
+    found = list(iter_inputs(tmp_path))
+    assert [(i.doc_id, i.ignored) for i in found if i.ignored] == [("ignored.pdf", "unsupported file type (.pdf)")]
+    items = {i.doc_id + i.suffix: i for i in found if not i.ignored}
     assert set(items) == {"a/one.txt", "two.txt", "bin.txt", "empty.txt"}
     assert items["a/one.txt"].document.text == "Paciente Juan.\r\nLínea 2"  # CRLF kept
     assert "not valid utf-8" in items["two.txt"].error
     assert "María" not in items["two.txt"].error
     assert "binary" in items["bin.txt"].error
     assert items["empty.txt"].document.text == ""
-    latin = {i.relpath: i for i in iter_inputs(tmp_path, encoding="latin-1")}
+    latin = {i.doc_id + i.suffix: i for i in iter_inputs(tmp_path, encoding="latin-1")}
     assert latin["two.txt"].document.text.endswith("María")
 
 
@@ -39,7 +41,7 @@ def test_jsonl_inputs_record_errors_per_line(tmp_path: Path):
     ]
     f.write_text("\n".join(lines) + "\n", encoding="utf-8")
     items = list(iter_inputs(f))
-    assert [i.doc_id for i in items] == ["n1", "notes-2", "notes-3", "n4", "notes-5"]
+    assert [i.doc_id for i in items] == ["n1", "notes-2", "n3", "n4", "notes-5"]
     assert items[0].document.metadata["patient_id"] == "p1"
     assert "invalid JSON" in items[1].error and "notes.jsonl:2" in items[1].error
     assert "no text field" in items[2].error

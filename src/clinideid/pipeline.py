@@ -105,7 +105,12 @@ def merge_adjacent_names(text: str, spans: list[Span]) -> list[Span]:
 
 
 def check_operators(config: PipelineConfig, key: bytes | None) -> None:
-    """Fail early (``ConfigError``) on unknown operators, bad options, or keyed operators without a key."""
+    """Fail early (``ConfigError``) on unknown operators, bad options, a weak key, or keyed operators
+    without a key."""
+    if key is not None:
+        from clinideid.transform.keys import check_key
+
+        check_key(key)
     for spec in config.operators.values():
         op = build_operator(spec.operator, **spec.options)
         if op.needs_key and key is None:
@@ -198,8 +203,57 @@ class Deidentifier:
         )
         return DeidResult(doc.id, new_text, language, spans, replacements, dropped, dict(doc.metadata))
 
+    def deidentify_with_fields(
+        self, doc: Document, fields: Sequence[tuple[str, str]], patient_id: str | None = None
+    ) -> tuple[DeidResult, list[tuple[str, list[Replacement]]]]:
+        """De-identify ``doc`` together with other text fields of the same record.
+
+        ``fields`` are ``(label, value)`` pairs such as ``("patient name", "…")``. Detection runs once on
+        the note followed by one ``label: value`` line per field, so a name confirmed in the note is found in
+        the fields too and a field's label acts as a cue; each value is then rewritten on its own with the
+        note's key and scope (the same person gets the same surrogate). Returns the note's result and each
+        field's new value with its replacements (offsets into the value).
+        """
+        if not fields:
+            return self.deidentify(doc, patient_id), []
+        parts = [doc.text]
+        bounds = [(0, len(doc.text))]
+        offset = len(doc.text)
+        for label, value in fields:
+            prefix = f"\n\n{label}: "
+            parts.extend((prefix, value))
+            offset += len(prefix)
+            bounds.append((offset, offset + len(value)))
+            offset += len(value)
+        combined = Document(doc.id, "".join(parts), doc.language, doc.metadata)
+        spans, dropped = self.detect(combined)
+        context = {
+            "key": self.key,
+            "scope_id": self.scope_id(doc, patient_id),
+            "language": doc.language or self.config.language,
+        }
+        outcomes: list[tuple[str, list[Replacement], list[Span]]] = []
+        for i, (lo, hi) in enumerate(bounds):
+            segment = doc if i == 0 else Document(doc.id, combined.text[lo:hi], doc.language, doc.metadata)
+            own = [clipped for span in spans for clipped in _clip(span, lo, hi)]
+            text, replacements = apply_operators(segment, own, self.operator_for, context)
+            outcomes.append((text, replacements, own))
+        text, replacements, own = outcomes[0]
+        result = DeidResult(doc.id, text, context["language"], own, replacements, dropped, dict(doc.metadata))
+        return result, [(t, r) for t, r, _ in outcomes[1:]]
+
     def deidentify_text(self, text: str, doc_id: str = "text") -> str:
         return self.deidentify(Document(doc_id, text, self.config.language)).text
+
+
+def _clip(span: Span, lo: int, hi: int) -> list[Span]:
+    """The parts of ``span`` inside ``[lo, hi)``, shifted to offsets relative to ``lo`` (one per piece)."""
+    out = []
+    for a, b in span.pieces:
+        a, b = max(a, lo), min(b, hi)
+        if a < b:
+            out.append(span.with_(start=a - lo, end=b - lo, fragments=(), text=None))
+    return out
 
 
 _DETECTOR_OVERRIDES = ("operators", "models", "strategy", "rules")
@@ -286,6 +340,27 @@ class MultilingualDeidentifier:
         lang = self.language_of(doc)
         doc = doc if doc.language == lang else Document(doc.id, doc.text, lang, doc.metadata, doc.spans)
         return self.pipeline(lang).deidentify(doc, patient_id)
+
+    def deidentify_with_fields(
+        self, doc: Document, fields: Sequence[tuple[str, str]], patient_id: str | None = None
+    ) -> tuple[DeidResult, list[tuple[str, list[Replacement]]]]:
+        """``Deidentifier.deidentify_with_fields`` with the pipeline of the document's language."""
+        lang = self.language_of(doc)
+        doc = doc if doc.language == lang else Document(doc.id, doc.text, lang, doc.metadata, doc.spans)
+        return self.pipeline(lang).deidentify_with_fields(doc, fields, patient_id)
+
+    def languages_needed(self) -> tuple[str, ...]:
+        """The languages whose pipelines a run may build: its own, or every supported one for 'auto'."""
+        from clinideid.text.language import SUPPORTED
+
+        if self.language != "auto":
+            return (self.language,)
+        return (self.config.language,) if self.config is not None else SUPPORTED
+
+    def build_all(self) -> None:
+        """Build every pipeline the run can need now, so a bad config or model fails before any output."""
+        for language in self.languages_needed():
+            self.pipeline(language)
 
     def deidentify_many(
         self, docs: Iterable[Document], patient_ids: Sequence[str | None] | None = None

@@ -1,149 +1,310 @@
 """Reading de-identification inputs: a text file, a folder of text files, JSONL, or a corpus in a codec.
 
-Each input item is either a ``Document`` or the error that prevented reading it, so one bad file never
-stops a batch. Errors name the file (and line), never its content.
+Each input item is a ``Document``, the error that prevented reading it, or the reason it is not a
+document at all (an unsupported file type, a link to a folder): one bad file or record never stops a
+batch, and nothing found in the input vanishes from the counts. Messages name the file (and line),
+never its content.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from clinideid.batch.paths import display_id, inside
 from clinideid.document import Document
-from clinideid.errors import ClinideidError, InputError
+from clinideid.errors import ClinideidError, ConfigError, FormatError, InputError
+from clinideid.text.decoding import check_encoding, check_text, decode_text, sniff_bom
+from clinideid.text.language import SUPPORTED
 
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
 TEXT_SUFFIXES = (".txt", ".text")
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
+TEXT_FIELDS = ("text", "note_text", "full_text")
+ID_FIELDS = ("id", "note_id", "doc_id")
 
 
 @dataclass
 class InputItem:
-    """One document to process: ``relpath`` says where its output goes (layout kept)."""
+    """One thing found in the input.
+
+    ``doc_id`` is the input's own id (a relative path without suffix, a record id, a codec id) in printable
+    form; the output is named from it (see ``OutputNamer``) with ``suffix``. Exactly one of ``document``,
+    ``error`` and ``ignored`` is set.
+    """
 
     doc_id: str
-    relpath: str
+    suffix: str = ""
     document: Document | None = None
     error: str | None = None
-    record: dict | None = None  # the original JSONL record, to write back with the new text
+    ignored: str | None = None
+    record: dict | None = None  # the original JSONL record, to write back with de-identified fields
+    text_field: str | None = None
+    source_name: str = ""  # the input file's name, for ``--patient-id filename:REGEX``
 
 
-def decode_bytes(data: bytes, name: str, encoding: str = "utf-8") -> str:
-    """Text of ``data``; clear ``InputError`` for binary content or a wrong encoding."""
-    if b"\x00" in data[:8192]:
-        raise InputError(f"{name}: looks like a binary file (NUL bytes); give plain text files")
-    try:
-        text = data.decode("utf-8-sig" if encoding.lower().replace("-", "") == "utf8" else encoding)
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            f"{name}: not valid {encoding} (first bad byte at offset {exc.start}); pass --encoding "
-            "(e.g. latin-1 or cp1252) if the file uses another encoding"
-        ) from None
-    except LookupError:
-        raise InputError(f"unknown encoding {encoding!r}") from None
-    return text
+def normalise_language(value: object, where: str) -> str | None:
+    """A record's language code, lower-cased; ``InputError`` for one clinideid has no pipeline for."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise InputError(f"{where}: language must be a string code such as 'en'")
+    code = value.strip().lower().replace("_", "-").split("-")[0]
+    if code not in SUPPORTED:
+        shown = value[:12] + ("…" if len(value) > 12 else "")
+        raise InputError(f"{where}: unsupported language {shown!r}; supported: {', '.join(SUPPORTED)}")
+    return code
 
 
 def read_text_file(path: Path, name: str, encoding: str, max_bytes: int) -> str:
-    size = path.stat().st_size
-    if size > max_bytes:
-        raise InputError(
-            f"{name}: {size} bytes is over the limit of {max_bytes}; raise --max-bytes to process it"
-        )
-    return decode_bytes(path.read_bytes(), name, encoding)
+    """The decoded text of one file, at most ``max_bytes`` of it read (a larger file is an error)."""
+    with path.open("rb") as fh:
+        data = fh.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise InputError(f"{name}: over the limit of {max_bytes} bytes; raise --max-bytes to process it")
+    return decode_text(data, name, encoding)
 
 
 def _text_item(path: Path, rel: str, language: str | None, encoding: str, max_bytes: int) -> InputItem:
-    doc_id = rel.rsplit(".", 1)[0] if "." in Path(rel).name else rel
+    name = Path(rel).name
+    suffix = Path(rel).suffix
+    doc_id = rel[: -len(suffix)] if suffix else rel
+    shown = display_id(rel)
     try:
-        text = read_text_file(path, rel, encoding, max_bytes)
-    except (InputError, OSError) as exc:
-        return InputItem(
-            doc_id, rel, error=str(exc) if isinstance(exc, InputError) else f"{rel}: {exc.strerror}"
-        )
-    return InputItem(doc_id, rel, Document(doc_id, text, language))
+        text = read_text_file(path, shown, encoding, max_bytes)
+        return InputItem(doc_id, suffix, Document(display_id(doc_id), text, language), source_name=name)
+    except InputError as exc:
+        return InputItem(doc_id, suffix, error=str(exc), source_name=name)
+    except OSError as exc:
+        return InputItem(doc_id, suffix, error=f"{shown}: cannot read ({exc.strerror})", source_name=name)
+
+
+def _not_readable(path: Path, root: Path) -> str | None:
+    """Why ``path`` (found in the input folder) must not be read as a document, if it must not."""
+    try:
+        st = path.lstat()
+    except OSError as exc:
+        return f"cannot inspect ({exc.strerror})"
+    if stat.S_ISLNK(st.st_mode):
+        if not path.exists():
+            return "a dangling symbolic link"
+        if not inside(path, root):
+            return "a symbolic link to a file outside the input folder: not followed"
+        st = path.stat()
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file (FIFO, socket or device): not read"
+    return None
 
 
 def iter_text_inputs(
     root: Path, language: str | None, encoding: str = "utf-8", max_bytes: int = DEFAULT_MAX_BYTES
 ) -> Iterator[InputItem]:
-    """A single text file, or every ``*.txt`` below a folder (sorted, relative paths kept)."""
-    if root.is_file():
+    """A single text file, or every ``*.txt``/``*.text`` below a folder (sorted, relative paths kept).
+
+    Unreadable folders, dangling links, links leaving the folder, FIFOs and devices are errors; other
+    files and links to folders are listed as ignored.
+    """
+    if not root.is_dir():
+        problem = _not_readable(root, root.parent)
+        if problem and "outside" not in problem:
+            yield InputItem(root.stem, root.suffix, error=f"{display_id(root.name)}: {problem}")
+            return
         yield _text_item(root, root.name, language, encoding, max_bytes)
         return
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES):
-        yield _text_item(path, path.relative_to(root).as_posix(), language, encoding, max_bytes)
+    unreadable: list[OSError] = []
+    for folder, dirnames, filenames in os.walk(root, onerror=unreadable.append):
+        base = Path(folder)
+        while unreadable:
+            yield _unreadable_folder(unreadable.pop(), root)
+        dirnames.sort()
+        for d in list(dirnames):
+            if (base / d).is_symlink():
+                dirnames.remove(d)
+                rel = (base / d).relative_to(root).as_posix()
+                yield InputItem(rel, ignored="a symbolic link to a folder: not followed")
+        for f in sorted(filenames):
+            path = base / f
+            rel = path.relative_to(root).as_posix()
+            suffix = path.suffix
+            if suffix.lower() not in TEXT_SUFFIXES:
+                kind = suffix.lower() or "no extension"
+                yield InputItem(rel, ignored=f"unsupported file type ({display_id(kind)})")
+                continue
+            problem = _not_readable(path, root)
+            if problem:
+                yield InputItem(
+                    rel[: -len(suffix)], suffix, error=f"{display_id(rel)}: {problem}", source_name=f
+                )
+                continue
+            yield _text_item(path, rel, language, encoding, max_bytes)
+    while unreadable:
+        yield _unreadable_folder(unreadable.pop(), root)
 
 
-TEXT_FIELDS = ("text", "note_text", "full_text")
-ID_FIELDS = ("id", "note_id", "doc_id")
+def _unreadable_folder(exc: OSError, root: Path) -> InputItem:
+    where = Path(exc.filename) if exc.filename else root
+    try:
+        rel = where.relative_to(root).as_posix() or "."
+    except ValueError:
+        rel = "."
+    return InputItem(rel, error=f"{display_id(rel)}/: cannot read this folder ({exc.strerror}); not read")
+
+
+def _jsonl_lines(path: Path, encoding: str, max_bytes: int) -> Iterator[tuple[int, str | None, str | None]]:
+    """``(line number, decoded line or None, error or None)`` for each non-empty line."""
+    with path.open("rb") as fh:
+        head = fh.read(4)
+        fh.seek(0)
+        codec = sniff_bom(head) or check_encoding(encoding)
+        if codec.startswith(("utf-16", "utf-32")):
+            yield from _wide_jsonl_lines(path, codec, max_bytes)
+            return
+        for lineno, raw in enumerate(_bounded_lines(fh, max_bytes), start=1):
+            where = f"{display_id(path.name)}:{lineno}"
+            if raw is None:
+                yield lineno, None, f"{where}: record over --max-bytes"
+                continue
+            if not raw.strip():
+                continue
+            try:
+                line = decode_text(raw, where, codec if lineno > 1 else (sniff_bom(raw) or codec))
+            except InputError as exc:
+                yield lineno, None, str(exc)
+                continue
+            yield lineno, line.removeprefix("\ufeff"), None
+
+
+def _bounded_lines(fh, max_bytes: int) -> Iterator[bytes | None]:
+    """Lines of a binary file; ``None`` for a line over ``max_bytes`` (skipped without holding it)."""
+    while True:
+        raw = fh.readline(max_bytes + 1)
+        if not raw:
+            return
+        if len(raw) > max_bytes and not raw.endswith(b"\n"):
+            while raw and not raw.endswith(b"\n"):
+                raw = fh.readline(1 << 20)
+            yield None
+            continue
+        yield raw
+
+
+def _wide_jsonl_lines(path: Path, codec: str, max_chars: int) -> Iterator[tuple[int, str | None, str | None]]:
+    name = display_id(path.name)
+    lineno = 0
+    try:
+        with path.open("r", encoding=codec, newline="") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                where = f"{name}:{lineno}"
+                if len(line) > max_chars:
+                    yield lineno, None, f"{where}: record over --max-bytes"
+                    continue
+                if not line.strip():
+                    continue
+                try:
+                    check_text(line, where)
+                except InputError as exc:
+                    yield lineno, None, str(exc)
+                    continue
+                yield lineno, line.removeprefix("\ufeff"), None
+    except UnicodeDecodeError:
+        yield lineno + 1, None, f"{name}:{lineno + 1}: not valid {codec}; the rest of the file was not read"
 
 
 def iter_jsonl_inputs(
-    path: Path, language: str | None, max_bytes: int = DEFAULT_MAX_BYTES
+    path: Path, language: str | None, max_bytes: int = DEFAULT_MAX_BYTES, encoding: str = "utf-8"
 ) -> Iterator[InputItem]:
     """One document per JSON line (text in ``text``/``note_text``/``full_text``); bad lines become errors."""
-    with path.open("rb") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            fallback_id = f"{path.stem}-{lineno}"
-            if len(raw) > max_bytes:
-                yield InputItem(
-                    fallback_id, fallback_id, error=f"{path.name}:{lineno}: record over --max-bytes"
-                )
-                continue
-            try:
-                record = json.loads(decode_bytes(raw, f"{path.name}:{lineno}"))
-            except InputError as exc:
-                yield InputItem(fallback_id, fallback_id, error=str(exc))
-                continue
-            except json.JSONDecodeError as exc:
-                yield InputItem(
-                    fallback_id, fallback_id, error=f"{path.name}:{lineno}: invalid JSON (column {exc.colno})"
-                )
-                continue
-            if not isinstance(record, dict):
-                yield InputItem(fallback_id, fallback_id, error=f"{path.name}:{lineno}: not a JSON object")
-                continue
-            text_field = next((f for f in TEXT_FIELDS if isinstance(record.get(f), str)), None)
-            if text_field is None:
-                yield InputItem(
-                    fallback_id,
-                    fallback_id,
-                    error=f"{path.name}:{lineno}: no text field (expected one of {', '.join(TEXT_FIELDS)})",
-                )
-                continue
-            doc_id = str(next((record[f] for f in ID_FIELDS if record.get(f) not in (None, "")), fallback_id))
-            meta = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
-            if "patient_id" in record:
-                meta = {**meta, "patient_id": record["patient_id"]}
-            try:
-                doc = Document(doc_id, record[text_field], record.get("language") or language, meta)
-            except ClinideidError as exc:
-                yield InputItem(doc_id, doc_id, error=f"{path.name}:{lineno}: {exc}")
-                continue
-            record["_text_field"] = text_field
-            yield InputItem(doc_id, doc_id, doc, record=record)
+    name = display_id(path.name)
+    stem = display_id(path.stem)
+    for lineno, line, error in _jsonl_lines(path, encoding, max_bytes):
+        fallback_id = f"{stem}-{lineno}"
+        where = f"{name}:{lineno}"
+        if error is not None:
+            yield InputItem(fallback_id, error=error, source_name=name)
+            continue
+        assert line is not None
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield InputItem(
+                fallback_id, error=f"{where}: invalid JSON (column {exc.colno})", source_name=name
+            )
+            continue
+        except RecursionError:
+            yield InputItem(fallback_id, error=f"{where}: JSON nested too deeply", source_name=name)
+            continue
+        if not isinstance(record, dict):
+            yield InputItem(fallback_id, error=f"{where}: not a JSON object", source_name=name)
+            continue
+        yield _record_item(record, fallback_id, where, language, name)
 
 
-def iter_codec_inputs(path: Path, fmt: str, language: str | None) -> Iterator[InputItem]:
-    """Documents of a corpus in a registered format (annotations, if any, are ignored for de-id)."""
-    from clinideid.formats import read_corpus
+def _record_item(record: dict, fallback_id: str, where: str, language: str | None, name: str) -> InputItem:
+    text_field = next((f for f in TEXT_FIELDS if isinstance(record.get(f), str)), None)
+    raw_id = next((record[f] for f in ID_FIELDS if record.get(f) not in (None, "")), None)
+    doc_id = str(raw_id) if raw_id is not None else fallback_id
+    if text_field is None:
+        return InputItem(
+            doc_id,
+            error=f"{where}: no text field (expected one of {', '.join(TEXT_FIELDS)})",
+            source_name=name,
+        )
+    meta = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
+    if "patient_id" in record:
+        meta = {**meta, "patient_id": record["patient_id"]}
+    try:
+        check_text(record[text_field], where)
+        lang = normalise_language(record.get("language"), where) or language
+        doc = Document(display_id(doc_id), record[text_field], lang, meta)
+    except ClinideidError as exc:
+        return InputItem(doc_id, error=str(exc) if str(exc).startswith(where) else f"{where}: {exc}")
+    return InputItem(doc_id, document=doc, record=record, text_field=text_field, source_name=name)
 
-    for doc in read_corpus(path, fmt):
-        lang = doc.language or language
-        yield InputItem(doc.id, f"{doc.id}.txt", Document(doc.id, doc.text, lang, doc.metadata))
+
+def iter_codec_inputs(
+    path: Path, fmt: str, language: str | None, encoding: str = "utf-8"
+) -> Iterator[InputItem]:
+    """Documents of a corpus in a registered format (its annotations are ignored for de-identification);
+    a document the codec cannot read is that document's error."""
+    from clinideid.formats import ReadReport, get_codec
+
+    codec = get_codec(fmt)  # unknown format: a run-wide error
+    report = ReadReport()
+    produced = 0
+    docs = codec.read(path, report=report, on_error="skip", encoding=encoding)
+    while True:
+        try:
+            doc = next(docs)
+        except StopIteration:
+            break
+        except (FormatError, InputError) as exc:
+            if produced == 0 and not report.errors:
+                raise InputError(f"cannot read the input as {fmt}: {exc}") from None
+            yield InputItem(f"{fmt}-rest", error=f"reading stopped: {exc}")
+            break
+        yield from _codec_errors(report)
+        produced += 1
+        try:
+            check_text(doc.text, doc.id)
+            lang = normalise_language(doc.language, doc.id) or language
+        except InputError as exc:
+            yield InputItem(display_id(doc.id), ".txt", error=str(exc))
+            continue
+        yield InputItem(
+            display_id(doc.id), ".txt", Document(doc.id, doc.text, lang, doc.metadata), source_name=doc.id
+        )
+    yield from _codec_errors(report)
 
 
-def count_inputs(path: Path, fmt: str | None = None) -> int | None:
-    """How many documents ``iter_inputs`` will yield, when that is cheap to know (None otherwise)."""
-    if path.is_file() and (fmt in (None, "text") and path.suffix.lower() not in (".jsonl", ".ndjson")):
-        return 1
-    if path.is_dir() and fmt in (None, "text"):
-        return sum(1 for p in path.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES)
-    return None
+def _codec_errors(report) -> Iterator[InputItem]:
+    while report.errors:
+        error = report.errors.pop(0)
+        where = Path(error.path).stem if getattr(error, "path", None) else "document"
+        yield InputItem(display_id(where), ".txt", error=str(error))
 
 
 def iter_inputs(
@@ -156,11 +317,30 @@ def iter_inputs(
     """Dispatch on ``fmt`` (``text``, ``jsonl`` or any codec name) or, when None, on the path."""
     if not path.exists():
         raise InputError(f"input path {path} does not exist")
+    if max_bytes < 1:
+        raise ConfigError("--max-bytes must be a positive number of bytes")
+    check_encoding(encoding)
     if fmt is None:
-        fmt = "jsonl" if path.is_file() and path.suffix.lower() in (".jsonl", ".ndjson") else "text"
+        fmt = "jsonl" if is_jsonl(path) else "text"
     if fmt == "text":
         yield from iter_text_inputs(path, language, encoding, max_bytes)
     elif fmt == "jsonl" and path.is_file():
-        yield from iter_jsonl_inputs(path, language, max_bytes)
+        yield from iter_jsonl_inputs(path, language, max_bytes, encoding)
     else:
-        yield from iter_codec_inputs(path, fmt, language)
+        yield from iter_codec_inputs(path, fmt, language, encoding)
+
+
+def is_jsonl(path: Path) -> bool:
+    return path.is_file() and path.suffix.lower() in JSONL_SUFFIXES
+
+
+def count_inputs(path: Path, fmt: str | None = None) -> int | None:
+    """How many items ``iter_inputs`` will yield, when that is cheap to know (None otherwise)."""
+    if path.is_file() and fmt in (None, "text") and not is_jsonl(path):
+        return 1
+    if path.is_dir() and fmt in (None, "text"):
+        total = 0
+        for _, dirnames, filenames in os.walk(path):
+            total += len(filenames) + sum(1 for d in dirnames if os.path.islink(os.path.join(_, d)))
+        return total
+    return None

@@ -1,19 +1,39 @@
-"""Run a de-identification pipeline over many inputs, never stopping on one bad document."""
+"""Run a de-identification pipeline over many inputs: exactly once, resumable, never stopped by one input.
+
+Order of work: the first input is read before the output folder is touched (an unreadable input is a
+run-wide error that leaves the folder as it was); the folder is locked; the journal of earlier runs is
+loaded and checked against ``--resume``/``--overwrite``; then each input is de-identified under a time
+limit, its output written atomically, and its journal line committed. However the run ends (normally,
+SIGINT/SIGTERM after the current document, a run-wide error), the JSONL output is moved into place and
+``report.jsonl`` and ``summary.json`` are rebuilt from the journal.
+"""
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
+import shutil
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from clinideid.batch.inputs import InputItem
-from clinideid.batch.outputs import OutputWriter, RunSummary
+from clinideid.batch.journal import RunJournal, RunLock, build_reports
+from clinideid.batch.limits import StopRequest, default_time_limit, time_limit
+from clinideid.batch.outputs import OutputWriter
+from clinideid.batch.paths import REPORT_NAME, STATE_DIR, SUMMARY_NAME, OutputNamer, display_id
+from clinideid.batch.records import FieldPolicy, dotted, field_label, fields_to_deidentify, rebuild_record
 from clinideid.errors import ClinideidError, ConfigError, ModelError
 from clinideid.pipeline import MultilingualDeidentifier
 
 log = logging.getLogger(__name__)
+
+EXIT_OK = 0
+EXIT_DOCUMENTS_FAILED = 3
+EXIT_INTERRUPTED = 130
 
 
 def patient_id_getter(spec: str | None) -> Callable[[InputItem], str | None]:
@@ -28,52 +48,226 @@ def patient_id_getter(spec: str | None) -> Callable[[InputItem], str | None]:
             else None
         )
     if kind == "filename" and arg:
-        pattern = re.compile(arg)
+        try:
+            pattern = re.compile(arg)
+        except re.error as exc:
+            raise ConfigError(
+                f"--patient-id filename:REGEX is not a valid regular expression ({exc})"
+            ) from None
 
         def from_name(item: InputItem) -> str | None:
-            m = pattern.search(Path(item.relpath).name)
+            m = pattern.search(item.source_name)
             return (m.group(1) if m.groups() else m.group(0)) if m else None
 
         return from_name
     raise ConfigError(f"bad patient id source {spec!r}; use metadata:FIELD or filename:REGEX")
 
 
+@dataclass
+class BatchOptions:
+    """How a batch reads, names and writes (the pipeline itself is configured elsewhere)."""
+
+    annotations: str = "jsonl"
+    jsonl_name: str | None = None  # the JSONL output's file name, for JSONL inputs
+    resume: bool = False
+    overwrite: bool = False
+    naming: str = "id"
+    fields: FieldPolicy = field(default_factory=FieldPolicy)
+    time_limit: float | None = None  # seconds per document; None: the size-based default; 0: none
+    durable: bool = False
+
+
+@dataclass
+class BatchOutcome:
+    summary: dict[str, Any]
+    interrupted_by: str | None = None
+
+    @property
+    def exit_code(self) -> int:
+        if self.interrupted_by:
+            return EXIT_INTERRUPTED
+        return EXIT_DOCUMENTS_FAILED if self.summary["failed"] else EXIT_OK
+
+
 def run_batch(
     items: Iterable[InputItem],
     deid: MultilingualDeidentifier,
-    writer: OutputWriter,
+    out_dir: Path,
+    key: bytes | None,
+    options: BatchOptions,
+    settings: str,
     patient_id: Callable[[InputItem], str | None] = lambda item: None,
-    resume: bool = False,
     progress: Callable[[], None] | None = None,
-) -> RunSummary:
-    summary = RunSummary()
-    started = time.perf_counter()
-    for item in items:
-        summary.documents += 1
-        try:
-            if item.error is not None:
-                summary.errors.append({"id": item.doc_id, "error": item.error})
-                continue
-            assert item.document is not None
-            if resume and item.record is None and writer.text_path(item.relpath).exists():
-                summary.skipped += 1
-                continue
-            if not item.document.text.strip():
-                summary.warnings.append({"id": item.doc_id, "warning": "empty document: written unchanged"})
-            result = deid.deidentify(item.document, patient_id(item))
-            writer.write(result, item.relpath, item.record)
-            summary.add(result, len(item.document.text))
-        except (ConfigError, ModelError):
-            raise  # a problem of the whole run, not of this document
-        except ClinideidError as exc:
-            log.warning("document %s failed: %s", item.doc_id, exc)
-            summary.errors.append({"id": item.doc_id, "error": str(exc)})
-        except Exception as exc:  # a bug must not lose the rest of the batch; the type is enough to report
-            log.error("document %s failed with an internal error (%s)", item.doc_id, type(exc).__name__)
-            summary.errors.append({"id": item.doc_id, "error": f"internal error ({type(exc).__name__})"})
-        finally:
-            if progress is not None:
-                progress()
-    summary.seconds = time.perf_counter() - started
-    writer.close(summary)
-    return summary
+) -> BatchOutcome:
+    """De-identify ``items`` into ``out_dir``; ``settings`` is the fingerprint a resumed run must match."""
+    iterator = iter(items)
+    first = next(iterator, None)  # a run-wide input error surfaces here, before the output is touched
+    namer = OutputNamer(options.naming, key)
+    _check_output_folder(out_dir, options)
+    lock = RunLock(out_dir / STATE_DIR)
+    lock.acquire()
+    try:
+        journal = RunJournal(out_dir, options.durable)
+        journal.load()
+        writer = OutputWriter(out_dir, options.annotations, options.jsonl_name, options.durable)
+        if journal.exists() and options.overwrite:
+            _clear_previous_run(journal, writer)
+            journal = RunJournal(out_dir, options.durable)
+        elif journal.exists() and not options.resume:
+            raise ConfigError(
+                "the output folder holds an earlier run; pass --resume to finish it or --overwrite to "
+                "replace it (or choose another -o)"
+            )
+        journal.check_settings(settings)
+        shutil.rmtree(out_dir / STATE_DIR / "tmp", ignore_errors=True)
+        writer.open(journal.jsonl_end)
+        journal.start(settings)
+        items = iterator if first is None else itertools.chain([first], iterator)
+        return _run(items, deid, writer, journal, namer, options, patient_id, progress)
+    finally:
+        lock.release()
+
+
+def _check_output_folder(out_dir: Path, options: BatchOptions) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    has_journal = (out_dir / STATE_DIR / "journal.jsonl").exists()
+    others = [p for p in out_dir.iterdir() if p.name != STATE_DIR]
+    if others and not has_journal and not options.overwrite:
+        raise ConfigError(
+            "the output folder is not empty and holds no clinideid run; choose a new or empty -o, or pass "
+            "--overwrite to write into it anyway"
+        )
+
+
+def _clear_previous_run(journal: RunJournal, writer: OutputWriter) -> None:
+    """Remove what an earlier run wrote (its outputs, reports and state), nothing else."""
+    for rel in journal.outputs.values():
+        for path in (writer.out_dir / rel, (writer.out_dir / rel).with_suffix(".ann")):
+            if path.is_file() and not path.is_symlink():
+                writer.target(rel)  # refuses paths outside the folder
+                path.unlink()
+    for name in (REPORT_NAME, SUMMARY_NAME, writer.jsonl_name):
+        if name and (writer.out_dir / name).is_file():
+            (writer.out_dir / name).unlink()
+    shutil.rmtree(journal.state_dir / "staging", ignore_errors=True)
+    journal.path.unlink()
+
+
+def _run(
+    items: Iterable[InputItem],
+    deid: MultilingualDeidentifier,
+    writer: OutputWriter,
+    journal: RunJournal,
+    namer: OutputNamer,
+    options: BatchOptions,
+    patient_id: Callable[[InputItem], str | None],
+    progress: Callable[[], None] | None,
+) -> BatchOutcome:
+    skipped = 0
+    finished = False
+    stop = StopRequest()
+    ended = "error"
+    try:
+        with stop:
+            for item in items:
+                if stop.requested:
+                    break
+                if _process(item, deid, writer, journal, namer, options, patient_id):
+                    skipped += 1
+                if progress is not None:
+                    progress()
+            else:
+                finished = True
+        ended = "finished" if finished else f"stopped by {stop.signal_name}"
+    except KeyboardInterrupt:
+        ended = "stopped by SIGINT"
+        stop.signal_name = "SIGINT"
+        raise
+    finally:
+        writer.close()
+        journal.end_run(ended=ended, skipped=skipped)
+        summary = build_reports(journal, skipped, finished, options.durable)
+        journal.close()
+    return BatchOutcome(summary, None if finished else (stop.signal_name or "error"))
+
+
+def _process(
+    item: InputItem,
+    deid: MultilingualDeidentifier,
+    writer: OutputWriter,
+    journal: RunJournal,
+    namer: OutputNamer,
+    options: BatchOptions,
+    patient_id: Callable[[InputItem], str | None],
+) -> bool:
+    """Handle one input; True when it was skipped as done by an earlier run."""
+    out_id, duplicate = namer.name(item.doc_id, item.suffix)
+    relpath = None if item.record is not None else out_id + (item.suffix or ".txt")
+    warnings = ["duplicate id: this document's output has a ~N suffix"] if duplicate else []
+
+    def scrub(message: str) -> str:
+        if options.naming != "hash":
+            return message
+        names = {item.doc_id + item.suffix, item.doc_id, item.source_name}
+        names |= {display_id(n) for n in names}
+        for token in sorted(names, key=len, reverse=True):
+            if token:
+                message = message.replace(token, out_id)
+        return message
+
+    if item.ignored is not None:
+        journal.commit({"id": out_id, "status": "ignored", "reason": scrub(item.ignored)})
+        return False
+    if options.resume and journal.is_done(out_id) and (relpath is None or writer.exists(relpath)):
+        return True
+    if item.error is not None:
+        log.warning("input %s failed: %s", out_id, scrub(item.error))
+        journal.commit({"id": out_id, "status": "failed", "error": scrub(item.error), "warnings": warnings})
+        return False
+    assert item.document is not None
+    doc = item.document
+    if not doc.text.strip():
+        warnings.append("empty document: written unchanged")
+    try:
+        started = time.perf_counter()
+        limit = default_time_limit(len(doc.text)) if options.time_limit is None else options.time_limit
+        fields = (
+            fields_to_deidentify(item.record, item.text_field or "text", options.fields)
+            if item.record is not None
+            else []
+        )
+        with time_limit(limit):
+            result, field_results = deid.deidentify_with_fields(
+                doc, [(field_label(path), value) for path, value in fields], patient_id(item)
+            )
+        seconds = time.perf_counter() - started
+        report = {**result.report(), "id": out_id}
+        entry: dict[str, Any] = {"id": out_id, "status": "done", "output": relpath}
+        if item.record is not None:
+            report["fields"] = [
+                {"field": dotted(path), "replacements": [r.to_dict() for r in reps]}
+                for (path, _), (_, reps) in zip(fields, field_results, strict=True)
+                if reps
+            ]
+            new_values = [(p, v, new) for (p, v), (new, _) in zip(fields, field_results, strict=True)]
+            output_id = out_id if options.naming == "hash" else None
+            record = rebuild_record(
+                item.record, item.text_field or "text", result.text, new_values, options.fields, output_id
+            )
+            entry["jsonl_end"] = writer.write_record(record)
+        else:
+            assert relpath is not None
+            writer.write_text(result, relpath)
+        entry.update(report=report, chars=len(doc.text), seconds=round(seconds, 4), warnings=warnings)
+        journal.commit(entry)
+    except (ConfigError, ModelError):
+        raise  # a problem of the whole run, not of this document
+    except ClinideidError as exc:
+        message = scrub(str(exc))
+        log.warning("document %s failed: %s", out_id, message)
+        journal.commit({"id": out_id, "status": "failed", "error": message, "warnings": warnings})
+    except Exception as exc:  # a bug must not lose the rest of the batch; the type is enough to report
+        log.error("document %s failed with an internal error (%s)", out_id, type(exc).__name__)
+        error = f"internal error ({type(exc).__name__})"
+        journal.commit({"id": out_id, "status": "failed", "error": error, "warnings": warnings})
+    return False

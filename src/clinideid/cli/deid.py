@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
 import typer
 
-from clinideid.batch.inputs import DEFAULT_MAX_BYTES, count_inputs, iter_inputs
-from clinideid.batch.outputs import OutputWriter
-from clinideid.batch.runner import patient_id_getter, run_batch
+from clinideid.batch.inputs import DEFAULT_MAX_BYTES, count_inputs, is_jsonl, iter_inputs
+from clinideid.batch.journal import settings_fingerprint
+from clinideid.batch.paths import NAMING, check_paths
+from clinideid.batch.records import FieldPolicy
+from clinideid.batch.runner import (
+    EXIT_DOCUMENTS_FAILED,
+    EXIT_INTERRUPTED,
+    BatchOptions,
+    patient_id_getter,
+    run_batch,
+)
 from clinideid.cli import app
 from clinideid.config import load_config
 from clinideid.errors import ConfigError, InputError
 from clinideid.pipeline import MultilingualDeidentifier
+from clinideid.text.decoding import check_encoding
 from clinideid.text.language import SUPPORTED
 
 
@@ -51,14 +61,23 @@ def _load_key(key_file: Path | None, ephemeral: bool) -> bytes | None:
     epilog=(
         "Examples: clinideid deid notes/ -o safe/ --language es --key-file secret.key | "
         "clinideid deid notes.jsonl -o safe/ --operator DATE=date_generalize --ephemeral-key | "
-        "clinideid deid corpus/ --format brat -o safe/ --operator default=tag"
+        "clinideid deid corpus/ --format brat -o safe/ --operator default=tag | "
+        "clinideid deid notes/ -o safe/ --key-file secret.key --resume. "
+        "Exit codes: 0 every document done; 3 some documents failed (see summary.json; "
+        "--allow-failures makes it 0); 2 a problem of the whole run (nothing written); "
+        "130 stopped by SIGINT/SIGTERM (finish with --resume)."
     )
 )
 def deid(
     source: Path = typer.Argument(
         ..., help="A text file, a folder of .txt files, a .jsonl file, or a corpus."
     ),
-    output: Path = typer.Option(..., "--output", "-o", help="Output folder (created if missing)."),
+    output: Path = typer.Option(
+        ...,
+        "--output",
+        "-o",
+        help="Output folder (created if missing; never inside or containing the input).",
+    ),
     language: str = typer.Option("auto", "--language", "-l", help="auto, " + ", ".join(SUPPORTED)),
     config: Path | None = typer.Option(None, "--config", "-c", help="Pipeline config YAML."),
     fmt: str | None = typer.Option(
@@ -93,20 +112,63 @@ def deid(
     annotations: str = typer.Option(
         "jsonl", "--annotations", help="brat, jsonl (report.jsonl only) or none."
     ),
-    encoding: str = typer.Option("utf-8", "--encoding", help="Encoding of text inputs."),
-    max_bytes: int = typer.Option(
-        DEFAULT_MAX_BYTES, "--max-bytes", help="Skip (with an error) larger inputs."
+    encoding: str = typer.Option(
+        "utf-8", "--encoding", help="Encoding of inputs without a byte-order mark (a BOM always wins)."
     ),
-    resume: bool = typer.Option(False, "--resume", help="Skip documents whose output already exists."),
+    max_bytes: int = typer.Option(
+        DEFAULT_MAX_BYTES, "--max-bytes", help="Larger files (or JSONL records) are errors, not read."
+    ),
+    resume: bool = typer.Option(
+        False, "--resume", help="Finish an earlier run into the same -o: redo what is not done or failed."
+    ),
+    overwrite: bool = typer.Option(
+        False, "--overwrite", help="Replace an earlier run in -o (or write into a non-empty folder)."
+    ),
+    name_outputs: str = typer.Option(
+        "id",
+        "--name-outputs",
+        help="Name outputs and report ids by the input's id ('id') or by a keyed hash of it ('hash').",
+    ),
+    keep_field: list[str] = typer.Option(
+        [], "--keep-field", help="JSONL: a top-level field to copy verbatim (not de-identified); repeatable."
+    ),
+    drop_fields: bool = typer.Option(
+        False, "--drop-fields", help="JSONL: drop every field but the text, ids, language and --keep-field."
+    ),
+    time_limit: float | None = typer.Option(
+        None,
+        "--time-limit",
+        help="Seconds one document may take before it fails (default 60 + 1 per 5,000 characters; 0: none).",
+    ),
+    allow_failures: bool = typer.Option(
+        False, "--allow-failures", help="Exit 0 even when some documents failed."
+    ),
+    fsync: bool = typer.Option(
+        False, "--fsync", help="Sync every output to disk before recording it (survives power loss; slower)."
+    ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
 ) -> None:
-    """De-identify clinical notes: detect PHI, replace it, write the texts plus a report and a summary."""
+    """De-identify clinical notes: detect PHI, replace it, write the texts plus a report and a summary.
+
+    Outputs are written atomically and recorded in a journal (-o/.clinideid/): a killed or interrupted run
+    is finished with --resume, and every document is written exactly once.
+    """
     if language != "auto" and language not in SUPPORTED:
         raise ConfigError(f"unsupported language {language!r}; choose auto or one of {', '.join(SUPPORTED)}")
     if annotations not in ("brat", "jsonl", "none"):
         raise ConfigError("--annotations must be brat, jsonl or none")
+    if name_outputs not in NAMING:
+        raise ConfigError(f"--name-outputs must be one of {', '.join(NAMING)}")
+    if max_bytes < 1:
+        raise ConfigError("--max-bytes must be a positive number of bytes")
+    if time_limit is not None and time_limit < 0:
+        raise ConfigError("--time-limit must be 0 (no limit) or a positive number of seconds")
+    if resume and overwrite:
+        raise ConfigError("give either --resume or --overwrite, not both")
+    check_encoding(encoding)
     if not source.exists():
         raise InputError(f"input path {source} does not exist")
+    check_paths(source, output)
     overrides: dict = {}
     if operator:
         overrides["operators"] = _parse_operator_overrides(operator)
@@ -119,30 +181,73 @@ def deid(
             raise ConfigError("--strategy must be model_first, rules_first or union")
         overrides.update({"models": model, "strategy": strategy, "rules": rules})
     key = _load_key(key_file, ephemeral_key)
+    if resume and ephemeral_key:
+        raise ConfigError(
+            "--resume needs the key of the run it finishes: use --key-file, not --ephemeral-key"
+        )
     cfg = load_config(config) if config is not None else None
-    deidentifier = MultilingualDeidentifier(language, key, cfg, overrides)
     get_patient = patient_id_getter(patient_id)
+    deidentifier = MultilingualDeidentifier(language, key, cfg, overrides)
+    deidentifier.build_all()  # a bad config or model fails here, before any output is touched
 
-    items = iter_inputs(source, fmt, None if language == "auto" else language, encoding, max_bytes)
-    jsonl_name = (
-        source.name if (fmt in (None, "jsonl") and source.is_file() and source.suffix == ".jsonl") else None
+    policy = FieldPolicy(frozenset(keep_field), drop_fields)
+    options = BatchOptions(
+        annotations=annotations,
+        jsonl_name=source.name if fmt in (None, "jsonl") and is_jsonl(source) else None,
+        resume=resume,
+        overwrite=overwrite,
+        naming=name_outputs,
+        fields=policy,
+        time_limit=time_limit,
+        durable=fsync,
     )
-    writer = OutputWriter(output, annotations, jsonl_name, append=resume)
+    settings = settings_fingerprint(
+        {
+            "language": language,
+            "config": hashlib.sha256(config.read_bytes()).hexdigest() if config is not None else None,
+            "overrides": overrides,
+            "format": fmt,
+            "naming": name_outputs,
+            "fields": [sorted(keep_field), drop_fields],
+            "annotations": annotations,
+            "patient_id": patient_id,
+        },
+        key,
+    )
+    items = iter_inputs(source, fmt, None if language == "auto" else language, encoding, max_bytes)
     total = count_inputs(source, fmt)
     if progress and (total is None or total > 1):
         from rich.progress import Progress
 
         with Progress(transient=True) as bar:
             task = bar.add_task("de-identifying", total=total)
-            summary = run_batch(items, deidentifier, writer, get_patient, resume, lambda: bar.advance(task))
+            outcome = run_batch(
+                items, deidentifier, output, key, options, settings, get_patient, lambda: bar.advance(task)
+            )
     else:
-        summary = run_batch(items, deidentifier, writer, get_patient, resume)
-    d = summary.to_dict()
+        outcome = run_batch(items, deidentifier, output, key, options, settings, get_patient)
+    d = outcome.summary
     typer.echo(
         f"{d['succeeded']}/{d['documents']} documents de-identified, {d['failed']} failed, "
-        f"{d['skipped']} skipped; {sum(d['spans_per_label'].values())} spans replaced -> {output}"
+        f"{d['skipped']} skipped as done, {d['ignored']} inputs ignored; "
+        f"{sum(d['spans_per_label'].values())} spans replaced -> {output}"
     )
     if d["spans_per_label"]:
         typer.echo("spans per label: " + json.dumps(d["spans_per_label"]))
     for err in d["errors"][:20]:
         typer.secho(f"  failed {err['id']}: {err['error']}", err=True, fg=typer.colors.YELLOW)
+    if outcome.interrupted_by:
+        typer.secho(
+            f"stopped by {outcome.interrupted_by}: the documents finished so far are written and recorded; "
+            "run the same command with --resume to finish",
+            err=True,
+            fg=typer.colors.RED,
+        )
+        raise typer.Exit(EXIT_INTERRUPTED)
+    if d["failed"] and not allow_failures:
+        typer.secho(
+            f"{d['failed']} document(s) failed (listed in summary.json); exit code {EXIT_DOCUMENTS_FAILED}",
+            err=True,
+            fg=typer.colors.YELLOW,
+        )
+        raise typer.Exit(EXIT_DOCUMENTS_FAILED)
