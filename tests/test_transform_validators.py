@@ -122,3 +122,21 @@ def test_rule_pack_names_resolve_to_these_validators():
     ):
         assert getattr(v, f"validate_{name}") is v.VALIDATORS[name]
     assert v.validate_es_dni("12345678Z") and not v.validate_fr_nir("12345678Z")
+
+
+@pytest.mark.parametrize(
+    "name, good, bad",
+    [
+        ("gb_nhs", "943 476 5919", "943 476 5910"),
+        ("gb_nino", "AB 12 34 56 C", "QQ 12 34 56 C"),
+        ("au_medicare", "2123 45670 1", "2123 45671 1"),
+        ("de_idnr", "36 574 261 809", "36 574 261 808"),
+        ("at_vnr", "1237 010180", "1238 010180"),
+        ("ch_ssn", "756.9217.0769.85", "756.9217.0769.84"),
+        ("it_tessera_sanitaria", "80380000000000000009", "80380000000000000002"),
+    ],
+)
+def test_national_identifier_checksums(name: str, good: str, bad: str):
+    from clinideid.validators import VALIDATORS
+
+    assert VALIDATORS[name](good) and not VALIDATORS[name](bad)

@@ -327,3 +327,69 @@ VALIDATORS.update(
         "de_kvnr": validate_kvnr,
     }
 )
+
+
+# -- identifiers checked by python-stdnum (the maintained implementation of each national algorithm) -----------
+def _stdnum(module: str) -> Callable[[str], bool]:
+    """A validator backed by ``stdnum.<module>.is_valid`` (imported on first use)."""
+
+    def validate(value: str) -> bool:
+        from importlib import import_module
+
+        return bool(import_module(f"stdnum.{module}").is_valid(value))
+
+    validate.__name__ = f"validate_{module.replace('.', '_')}"
+    validate.__doc__ = f"python-stdnum's ``stdnum.{module}.is_valid``."
+    return validate
+
+
+def validate_au_medicare(value: str) -> bool:
+    """An Australian Medicare card number: 10 digits (an 11th, the card position, may follow), first digit
+    2–6, the 9th a weighted check digit of the first 8 (weights 1 3 7 9 1 3 7 9, mod 10)."""
+    digits = compact(value)
+    if not digits.isdigit() or len(digits) not in (10, 11) or digits[0] not in "23456":
+        return False
+    check = sum(int(d) * w for d, w in zip(digits[:8], (1, 3, 7, 9, 1, 3, 7, 9), strict=True)) % 10
+    return check == int(digits[8])
+
+
+_NINO_BAD_PREFIXES = {"BG", "GB", "KN", "NK", "NT", "TN", "ZZ"}
+
+
+def validate_gb_nino(value: str) -> bool:
+    """A UK National Insurance number's structure (it has no check digit): two prefix letters (not D, F, I,
+    Q, U, V; the second not O; not BG, GB, KN, NK, NT, TN, ZZ), six digits, a suffix A–D."""
+    v = compact(value)
+    if len(v) != 9 or not v[2:8].isdigit() or v[8] not in "ABCD":
+        return False
+    a, b = v[0], v[1]
+    return (
+        a.isalpha()
+        and b.isalpha()
+        and a not in "DFIQUV"
+        and b not in "DFIQUVO"
+        and v[:2] not in _NINO_BAD_PREFIXES
+    )
+
+
+def validate_it_tessera_sanitaria(value: str) -> bool:
+    """The 20-digit number of an Italian health card (TEAM): country code 80380, then a Luhn check digit."""
+    digits = compact(value)
+    return len(digits) == 20 and digits.startswith("80380") and validate_luhn(digits)
+
+
+VALIDATORS.update(
+    {
+        "gb_nhs": _stdnum("gb.nhs"),
+        "gb_nino": validate_gb_nino,
+        "au_medicare": validate_au_medicare,
+        "au_tfn": _stdnum("au.tfn"),
+        "ca_sin": _stdnum("ca.sin"),
+        "ca_bc_phn": _stdnum("ca.bc_phn"),
+        "de_idnr": _stdnum("de.idnr"),
+        "at_vnr": _stdnum("at.vnr"),
+        "ch_ssn": _stdnum("ch.ssn"),
+        "it_tessera_sanitaria": validate_it_tessera_sanitaria,
+        "ru_ogrn": _stdnum("ru.ogrn"),
+    }
+)
