@@ -62,7 +62,7 @@ def _kill_and_resume(src: Path, out: Path, args: list[str], seed: int, kills: in
             proc.kill()
             proc.wait()
             continue
-        stdout, stderr = proc.communicate(timeout=300)
+        _, stderr = proc.communicate(timeout=300)
         assert proc.returncode == 0, stderr
         return runs
     raise AssertionError("the run never finished")

@@ -12,7 +12,9 @@ def test_folder_inputs_keep_layout_and_report_bad_files(tmp_path: Path):
     (tmp_path / "empty.txt").write_text("", encoding="utf-8")
     (tmp_path / "ignored.pdf").write_bytes(b"%PDF")
     found = list(iter_inputs(tmp_path))
-    assert [(i.doc_id, i.ignored) for i in found if i.ignored] == [("ignored.pdf", "unsupported file type (.pdf)")]
+    assert [(i.doc_id, i.ignored) for i in found if i.ignored] == [
+        ("ignored.pdf", "unsupported file type (.pdf)")
+    ]
     items = {i.doc_id + i.suffix: i for i in found if not i.ignored}
     assert set(items) == {"a/one.txt", "two.txt", "bin.txt", "empty.txt"}
     assert items["a/one.txt"].document.text == "Paciente Juan.\r\nLínea 2"  # CRLF kept

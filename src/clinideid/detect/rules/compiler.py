@@ -43,8 +43,10 @@ log = logging.getLogger(__name__)
 
 #: regex fragments every pack can use as ``{{NAME}}`` (a pack's ``definitions`` may override them)
 BUILTIN_DEFINITIONS: dict[str, str] = {
-    # a capitalised or upper-case word, possibly hyphenated ("García", "GARCÍA", "Martín-Gómez", "O'Neil")
-    "CAP_WORD": r"\p{Lu}[\p{Ll}\p{Lu}\p{M}'’]*(?:-\p{L}[\p{Ll}\p{Lu}\p{M}'’]*)*(?![\p{L}\p{N}])",
+    # a capitalised or upper-case word, possibly hyphenated ("García", "GARCÍA", "Martín-Gómez", "O'Neil");
+    # bounded (40 characters a part, four parts) so that a pattern tried at each part of a long run such
+    # as "A-A-A-..." or "O'O'O'..." reads a bounded stretch each time (linear time; see README)
+    "CAP_WORD": r"\p{Lu}[\p{Ll}\p{Lu}\p{M}'’]{0,40}(?:-\p{L}[\p{Ll}\p{Lu}\p{M}'’]{0,40}){0,3}(?![\p{L}\p{N}])",
     "INITIAL": r"\p{Lu}\.(?!\p{L})",
     "NAME_WORD": r"(?:{{INITIAL}}|{{CAP_WORD}})",
     "WB_START": r"(?<![\p{L}\p{N}])",
@@ -196,6 +198,34 @@ def literal(text: str, *, case_sensitive: bool, space: str) -> str:
     return space.join(_any_case(w) for w in words)
 
 
+def _capitalised(text: str, *, space: str) -> str:
+    """``text`` as a regex whose first letter must be upper case, the rest in any case: ``N(?i:ame)``."""
+    words = text.split()
+    first = words[0]
+    up = first[0].upper()
+    head = regex.escape(up if len(up) == 1 else first[0])
+    rest = first[1:]
+    if rest:
+        head += f"(?i:{regex.escape(rest)})" if rest.lower() != rest.upper() else regex.escape(rest)
+    return space.join([head, *(_any_case(w) for w in words[1:])])
+
+
+def field_keys_left(keys: list[str], any_case: str, line_start: bool, case_sensitive: bool) -> str:
+    """The regex of a field rule's keys with what must stand before them.
+
+    Without ``line_start``: a key in any case that does not continue a word. With it: a key in any case
+    at the start of a line (after spaces), after a ``|`` or a tab or two spaces (table and fixed-width
+    exports), or -- after anything else on the line (other text, another field, an emoji) -- a key written
+    with a capital (``Patient:``, ``NAME:``), so a field in a one-line export is found where prose such
+    as "informe del paciente:" is not.
+    """
+    bounded = r"(?<![\p{L}\p{N}])"
+    if not line_start:
+        return rf"{bounded}(?:{any_case})"
+    capital = any_case if case_sensitive else "|".join(_capitalised(k, space=r"[ \t]*") for k in keys)
+    return rf"(?:(?:^|[|\t]|[ ]{{2}})[ \t\ufeff]*(?:{any_case})|{bounded}(?:{capital}))"
+
+
 class _Compiler:
     def __init__(self, merged: MergedPack) -> None:
         self.merged = merged
@@ -308,25 +338,36 @@ class _Compiler:
             validator = resolve_validator(rule.validator, where) if rule.validator else None
             return RegexMatcher(pattern, group=group, groups=rule.groups, validator=validator, **common)
         if isinstance(rule, FieldRule):
-            keys = "|".join(
-                literal(k, case_sensitive=rule.case_sensitive, space=r"[ \t]*")
-                for k in sorted(rule.keys, key=len, reverse=True)
-            )
-            value = {"line": r"[^\n]*", "word": r"\S+"}.get(rule.value)
+            ordered = sorted(rule.keys, key=len, reverse=True)
+            keys = "|".join(literal(k, case_sensitive=rule.case_sensitive, space=r"[ \t]*") for k in ordered)
+            # "line" and "word" values stop one character past the longest span the rule may report
+            # (longer ones are dropped anyway): each match then reads a bounded stretch of text, so
+            # several fields on one very long line cost linear time
+            bound = rule.max_length + 1
+            one = {"line": r"[^\n]", "word": r"\S"}.get(rule.value)
+            value = f"{one}{{{int(rule.value == 'word')},{bound}}}" if one else None
+            value_bound = bound if one else None
             if value is None:
                 value = expand(rule.value, defs, where)
             sep = expand(rule.separator, defs, where)
-            left = r"^[ \t\ufeff]*" if rule.line_start else r"(?<![\p{L}\p{N}])"
+            left_keys = field_keys_left(ordered, keys, rule.line_start, rule.case_sensitive)
             if rule.separator == DEFAULT_SEPARATOR:
                 # start the match at the ':' and check the key in a lookbehind: the engine then only
                 # stops at colons instead of trying the keys at every position (several times faster)
-                source = rf"(?<={left}(?:{keys})[ \t]*)[:=][ \t]*(?P<value>{value})"
+                source = rf"(?<={left_keys}[ \t]*)[:=][ \t]*(?P<value>{value})"
             else:
-                source = rf"{left}(?:{keys})(?:{sep})(?P<value>{value})"
+                source = rf"{left_keys}(?:{sep})(?P<value>{value})"
             pattern = compile_regex(source, regex.MULTILINE, where, scan=True)
             stops = [compile_regex(expand(s, defs, where), 0, f"{where}, stop") for s in rule.stop]
             validator = resolve_validator(rule.validator, where) if rule.validator else None
-            return FieldMatcher(pattern, stops=stops, validator=validator, **common)
+            return FieldMatcher(
+                pattern,
+                stops=stops,
+                validator=validator,
+                value_bound=value_bound,
+                value_more=compile_regex(one, 0, where) if one else None,
+                **common,
+            )
         if isinstance(rule, ContextNameRule):
             return self.context_name(rule, src, common, where)
         if isinstance(rule, GazetteerRule):

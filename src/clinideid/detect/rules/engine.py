@@ -7,17 +7,21 @@ replaced by a mask character (one private-use character per character, encoding 
 and rules can be written for the text that is left. Within a pass, overlapping candidates are resolved by rule ``priority``, then length, then rule
 order. Names from rules marked ``propagate`` are then searched in the rest of the text (``propagate``)
 before the next pass. Finally, adjacent spans of the pack's ``merge_adjacent`` labels are joined.
+
+Rules never see the raw text: they see a copy with typographic hyphens and spaces made plain, one character
+for one (``normalize``), so offsets found in it are offsets in the original. Every step below stays linear
+in the length of the text (the packs keep their own patterns linear; ``tests/test_rules_linear_time.py``).
 """
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from clinideid.detect.rules.compiler import CompiledPack, CompiledPass
 from clinideid.detect.rules.masking import UNMASKED_RUN, is_masked, mask, prepare
 from clinideid.detect.rules.matchers import Matcher
+from clinideid.detect.rules.normalize import normalize_for_matching
 from clinideid.detect.rules.propagate import Seed, find_variants
 from clinideid.errors import ConfigError
 
@@ -102,13 +106,14 @@ class RuleEngine:
                 for a, b, score in self._pieces(m, s, e, masked, text):
                     hits.append((-m.priority, -(b - a), order, a, b, label, score, m))
         hits.sort(key=lambda h: h[:4])
-        taken: list[tuple[int, int]] = []
+        # one byte per character: 1 where an accepted span lies (a candidate is checked and marked in
+        # time proportional to its length, whatever the number of spans already taken)
+        taken = bytearray(len(text)) if hits else b""
         chosen: list[Found] = []
         for _, _, _, a, b, label, score, m in hits:
-            i = bisect.bisect_left(taken, (a, a))
-            if (i < len(taken) and taken[i][0] < b) or (i > 0 and taken[i - 1][1] > a):
+            if taken.find(1, a, b) != -1:
                 continue
-            taken.insert(i, (a, b))
+            taken[a:b] = b"\x01" * (b - a)
             chosen.append(Found(a, b, label, score, m.rule_id, p.name, safe=m.safe))
         return chosen
 
@@ -131,7 +136,10 @@ class RuleEngine:
         return out
 
     def run(self, text: str) -> list[Found]:
-        """Every span found in ``text`` (safe ones excluded), in reading order, non-overlapping."""
+        """Every span found in ``text`` (safe ones excluded), in reading order, non-overlapping.
+
+        Offsets are offsets in ``text``; the rules read its normalised copy (same length)."""
+        text = normalize_for_matching(text)
         masked = prepare(text)
         found: list[Found] = []
         for p in self.passes:

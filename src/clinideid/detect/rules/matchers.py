@@ -16,7 +16,6 @@ import regex
 from clinideid.detect.rules.schema import PropagateSpec
 
 _TOKEN = regex.compile(r"\p{L}[\p{L}\p{M}]*|\p{N}+|[^\s]", regex.V1)
-_TRAIL = regex.compile(r"[\s.,;:]+$")
 _LEAD = regex.compile(r"^\s+")
 _SEPARATORS = regex.compile(r"[\s\-./]")
 _NON_SPACE = regex.compile(r"\S+")
@@ -138,18 +137,38 @@ class RegexMatcher(Matcher):
 
 
 class FieldMatcher(Matcher):
+    """``key: value`` fields. After a value cut short by a ``stop``, the search goes on from the cut, so a
+    second field on the same line ("Name: Ann Lee | Name: Bo Ek") is found too."""
+
     kind = "field"
 
     def __init__(
-        self, pattern: Any, *, stops: list[Any], validator: Callable[[str], bool] | None, **common: Any
+        self,
+        pattern: Any,
+        *,
+        stops: list[Any],
+        validator: Callable[[str], bool] | None,
+        value_bound: int | None = None,
+        value_more: Any = None,
+        **common: Any,
     ) -> None:
         super().__init__(**common)
         self.pattern = pattern
         self.stops = stops
         self.validator = validator
+        #: the most characters the value pattern reads ("line"/"word" values), and a regex of one more
+        #: value character: a value that reached the bound and goes on is longer than ``max_length``
+        self.value_bound = value_bound
+        self.value_more = value_more
 
     def candidates(self, masked: str) -> Iterator[Candidate]:
-        for m in self.pattern.finditer(masked):
+        pos = 0
+        search = self.pattern.search
+        while True:
+            m = search(masked, pos)
+            if m is None:
+                return
+            pos = max(m.end(), m.start() + 1)
             s, e = m.span("value")
             if e <= s:
                 continue
@@ -159,15 +178,22 @@ class FieldMatcher(Matcher):
                 found = stop.search(value)
                 if found is not None and found.start() < cut:
                     cut = found.start()
-            value = value[:cut]
-            trail = _TRAIL.search(value)
-            if trail is not None:
-                value = value[: trail.start()]
-            lead = _LEAD.match(value)
+            if cut < len(value):
+                pos = max(s + cut, m.start() + 1)  # another field may start where this value was cut
+            elif (
+                self.value_bound is not None
+                and len(value) >= self.value_bound
+                and self.value_more.match(masked, e) is not None
+            ):
+                continue  # the value goes on past the bound: too long to be a field value
+            end = cut
+            while end and (value[end - 1].isspace() or value[end - 1] in ".,;:"):
+                end -= 1
+            lead = _LEAD.match(value, 0, end)
             offset = lead.end() if lead else 0
-            if offset >= len(value):
+            if offset >= end:
                 continue
-            start, end = s + offset, s + len(value)
+            start, end = s + offset, s + end
             if self.validator is not None and not self.validator(compact(masked[start:end])):
                 continue
             yield start, end, self.label

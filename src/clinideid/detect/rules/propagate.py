@@ -133,37 +133,125 @@ def find_variants(
         return []
     ignore = connectors | titles
     hits: list[tuple[int, int, Seed]] = []
-    for name, seed in full.items():
-        words = name.split()
-        pos = lowered.find(words[0])
-        while pos != -1:
-            end = _match_words(lowered, pos, words)
-            if end != -1 and _bounded(masked, pos, end):
-                hits.append((pos, end, seed))
-            pos = lowered.find(words[0], pos + 1)
-    for part, seed in parts.items():
-        pos = lowered.find(part)
-        while pos != -1:
-            end = pos + len(part)
-            if _bounded(masked, pos, end) and masked[pos].isupper():
-                start = pos
-                if seed.spec.initials:
-                    m = _INITIALS_BEFORE.search(masked, max(0, pos - 12), pos)
-                    if m is not None and all(c.isupper() for c in m.group() if c.isalpha()):
-                        start = m.start()
-                if not _in_other_name(masked, start, end, own_words.get(seed.label, set()), ignore):
-                    hits.append((start, end, seed))
-            pos = lowered.find(part, pos + 1)
-    # longest first, then leftmost: full names win over their parts
+    hits.extend(_full_occurrences(lowered, masked, full))
+    for pos, end, seed in _part_occurrences(lowered, masked, parts):
+        if not masked[pos].isupper():
+            continue
+        start = pos
+        if seed.spec.initials:
+            m = _INITIALS_BEFORE.search(masked, max(0, pos - 12), pos)
+            if m is not None and all(c.isupper() for c in m.group() if c.isalpha()):
+                start = m.start()
+        if not _in_other_name(masked, start, end, own_words.get(seed.label, set()), ignore):
+            hits.append((start, end, seed))
+    # longest first, then leftmost: full names win over their parts; one byte per character marks what is
+    # taken, so each hit is checked in time proportional to its length
     hits.sort(key=lambda h: (-(h[1] - h[0]), h[0]))
-    taken: list[tuple[int, int]] = []
+    taken = bytearray(len(masked))
     out = []
     for s, e, seed in hits:
-        if any(s < b and a < e for a, b in taken):
+        if taken.find(1, s, e) != -1:
             continue
-        taken.append((s, e))
+        taken[s:e] = b"\x01" * (e - s)
         out.append((s, e, seed))
     out.sort(key=lambda h: h[0])
+    return out
+
+
+#: up to this many distinct names (or parts), each is searched for with ``str.find`` (fast for a few);
+#: with more, the text is read once, word by word, and each word looked up (linear in the text whatever
+#: the number of names: a long export can hold thousands of patients)
+_FIND_LIMIT = 64
+_CHUNK = re.compile(r"[^ \t\n]+")  # what _match_words puts between the words of a full name
+_NAME_RUN = regex.compile(r"[\p{L}\p{M}'’\-]+")  # the characters a name part (``_WORD``) is made of
+_NOT_ALNUM = re.compile(r"[\W_]")
+
+
+def _full_occurrences(lowered: str, masked: str, full: dict[str, Seed]) -> Iterable[tuple[int, int, Seed]]:
+    """``(start, end, seed)`` for each bounded occurrence of a full name (words apart by spaces/tabs/newlines)."""
+    if not full:
+        return
+    if len(full) <= _FIND_LIMIT:
+        for name, seed in full.items():
+            words = name.split()
+            pos = lowered.find(words[0])
+            while pos != -1:
+                end = _match_words(lowered, pos, words)
+                if end != -1 and _bounded(masked, pos, end):
+                    yield pos, end, seed
+                pos = lowered.find(words[0], pos + 1)
+        return
+    # word by word: a name's first word is the end of a chunk (from a bounded position), its middle
+    # words whole chunks, its last word the start of a chunk (up to a bounded position)
+    complete: dict[tuple[str, ...], Seed] = {}
+    prefixes: set[tuple[str, ...]] = set()
+    for name, seed in full.items():
+        words = tuple(name.split())
+        complete[words] = seed
+        prefixes.update(words[:k] for k in range(1, len(words)))
+    longest_first = max(len(w[0]) for w in complete)
+    last_lengths = sorted({len(w[-1]) for w in complete})
+    chunks = [m.span() for m in _CHUNK.finditer(lowered)]
+    for i, (c0, c1) in enumerate(chunks):
+        for p in _bounded_starts(lowered, c0, c1, longest_first):
+            words = (lowered[p:c1],)
+            j = i + 1
+            while words in prefixes and j < len(chunks):
+                n0, n1 = chunks[j]
+                for length in last_lengths:
+                    e = n0 + length
+                    if e > n1:
+                        break
+                    if e < n1 and lowered[e].isalnum():
+                        continue
+                    seed = complete.get((*words, lowered[n0:e]))
+                    if seed is not None and _bounded(masked, p, e):
+                        yield p, e, seed
+                words = (*words, lowered[n0:n1])
+                j += 1
+
+
+def _part_occurrences(lowered: str, masked: str, parts: dict[str, Seed]) -> Iterable[tuple[int, int, Seed]]:
+    """``(start, end, seed)`` for each bounded occurrence of a name part (not yet checked for case)."""
+    if not parts:
+        return
+    if len(parts) <= _FIND_LIMIT:
+        for part, seed in parts.items():
+            pos = lowered.find(part)
+            while pos != -1:
+                end = pos + len(part)
+                if _bounded(masked, pos, end):
+                    yield pos, end, seed
+                pos = lowered.find(part, pos + 1)
+        return
+    # a part is made of letters, marks, apostrophes and hyphens: look inside each run of those only
+    lengths = sorted({len(k) for k in parts})
+    for run in _NAME_RUN.finditer(lowered):
+        r0, r1 = run.span()
+        segment = run.group()
+        if segment.isalpha():  # one plain word: the only bounded occurrence is the whole run
+            seed = parts.get(segment)
+            if seed is not None and _bounded(masked, r0, r1):
+                yield r0, r1, seed
+            continue
+        for p in _bounded_starts(lowered, r0, r1, r1 - r0):
+            for length in lengths:
+                e = p + length
+                if e > r1:
+                    break
+                if e < r1 and lowered[e].isalnum():
+                    continue
+                seed = parts.get(lowered[p:e])
+                if seed is not None and _bounded(masked, p, e):
+                    yield p, e, seed
+
+
+def _bounded_starts(text: str, start: int, end: int, longest: int) -> list[int]:
+    """Positions in ``text[start:end]`` with no letter or digit right before them (``start`` included),
+    at most ``longest`` characters before ``end``."""
+    lo = max(start, end - longest)
+    out = [start] if lo == start else []
+    out.extend(m.end() for m in _NOT_ALNUM.finditer(text, max(lo - 1, start), end - 1) if m.end() >= lo)
     return out
 
 

@@ -122,10 +122,13 @@ class RegexRule(_RuleBase):
 class FieldRule(_RuleBase):
     """A form field: ``key`` + separator + value ("Nombre: Ana", "MRN: 12345").
 
-    ``value`` is ``line`` (rest of the line), ``word`` (next non-space run) or a regex; ``stop`` regexes
-    cut the value early (e.g. at the next key on the same line). Trailing spaces and ``.,;:`` are trimmed.
-    Keys match case-insensitively, any run of spaces in a key may vary; with ``line_start`` the key must
-    begin its line (so "Paciente:" does not fire on "Informe del paciente:").
+    ``value`` is ``line`` (rest of the line, at most ``max_length`` + 1 characters read), ``word`` (next
+    non-space run) or a regex (keep it bounded); ``stop`` regexes cut the value early (e.g. at the next key
+    on the same line, ``{{NEXT_FIELD}}``), and the search goes on from the cut. Trailing spaces and
+    ``.,;:`` are trimmed. Keys match case-insensitively, any run of spaces in a key may vary; with
+    ``line_start`` the key must look like a form key: in any case at the start of a line or after a ``|``,
+    a tab or two spaces, and written with a capital after anything else on the line ("x Patient: ..."
+    is a field, "Informe del paciente: ..." is not).
     """
 
     kind: Literal["field"]
