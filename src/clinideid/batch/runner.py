@@ -123,7 +123,7 @@ def run_batch(
         writer.open(journal.jsonl_end)
         journal.start(settings)
         items = iterator if first is None else itertools.chain([first], iterator)
-        return _run(items, deid, writer, journal, namer, options, patient_id, progress)
+        return _run(items, _Run(deid, writer, journal, namer, options, patient_id), progress)
     finally:
         lock.release()
 
@@ -153,16 +153,20 @@ def _clear_previous_run(journal: RunJournal, writer: OutputWriter) -> None:
     journal.path.unlink()
 
 
-def _run(
-    items: Iterable[InputItem],
-    deid: MultilingualDeidentifier,
-    writer: OutputWriter,
-    journal: RunJournal,
-    namer: OutputNamer,
-    options: BatchOptions,
-    patient_id: Callable[[InputItem], str | None],
-    progress: Callable[[], None] | None,
-) -> BatchOutcome:
+@dataclass
+class _Run:
+    """Everything one run's documents are processed with."""
+
+    deid: MultilingualDeidentifier
+    writer: OutputWriter
+    journal: RunJournal
+    namer: OutputNamer
+    options: BatchOptions
+    patient_id: Callable[[InputItem], str | None]
+
+
+def _run(items: Iterable[InputItem], run: _Run, progress: Callable[[], None] | None) -> BatchOutcome:
+    writer, journal, options = run.writer, run.journal, run.options
     skipped = 0
     finished = False
     stop = StopRequest()
@@ -172,7 +176,7 @@ def _run(
             for item in items:
                 if stop.requested:
                     break
-                if _process(item, deid, writer, journal, namer, options, patient_id):
+                if _process(item, run):
                     skipped += 1
                 if progress is not None:
                     progress()
@@ -191,16 +195,10 @@ def _run(
     return BatchOutcome(summary, None if finished else (stop.signal_name or "error"))
 
 
-def _process(
-    item: InputItem,
-    deid: MultilingualDeidentifier,
-    writer: OutputWriter,
-    journal: RunJournal,
-    namer: OutputNamer,
-    options: BatchOptions,
-    patient_id: Callable[[InputItem], str | None],
-) -> bool:
+def _process(item: InputItem, run: _Run) -> bool:
     """Handle one input; True when it was skipped as done by an earlier run."""
+    deid, writer, journal, namer, options = run.deid, run.writer, run.journal, run.namer, run.options
+    patient_id = run.patient_id
     out_id, duplicate = namer.name(item.doc_id, item.suffix)
     relpath = None if item.record is not None else out_id + (item.suffix or ".txt")
     warnings = ["duplicate id: this document's output has a ~N suffix"] if duplicate else []
