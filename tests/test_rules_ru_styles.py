@@ -166,3 +166,25 @@ def test_ru_inn_with_words_between_key_and_value(detector: RuleDetector) -> None
 def test_ru_eponym_after_doctor_title_is_a_name(detector: RuleDetector) -> None:
     text = "Осмотрен врачом Паркинсоном И.В. в 10 часов."
     assert _covered(detector, text, "Паркинсоном И.В.")
+
+
+@pytest.mark.parametrize(
+    ("text", "sub", "label"),
+    [
+        ("Л И СТ О К\n\nС О К О Л О В А   Н И Н А   П А В Л О В Н А\n(фамилия, имя, отчество)\n",
+         "С О К О Л О В А   Н И Н А   П А В Л О В Н А", "PATIENT"),
+        ("Справка\nЖуравлёв Пётр Ильич\n(Ф.И.О.)\n", "Журавлёв Пётр Ильич", "PATIENT"),
+        ("Г К Б  №  1 7\n(наименование медицинской организации)\n", "Г К Б  №  1 7", "HOSPITAL"),
+        ("А О  « В Е С Н А - П Л Ю С »\n(место работы — наименование организации)\n",
+         "А О  « В Е С Н А - П Л Ю С »", "ORGANIZATION"),
+    ],
+)
+def test_ru_captioned_form_lines(detector: RuleDetector, text: str, sub: str, label: str) -> None:
+    assert _covered(detector, text, sub)
+    start = text.index(sub)
+    assert any(s <= start < e and lab == label for s, e, lab in _spans(detector, text))
+
+
+def test_ru_caption_without_line_above_is_not_a_name(detector: RuleDetector) -> None:
+    text = "Заполните поле ниже.\n\n(фамилия, имя, отчество)\n"
+    assert _untouched(detector, text, "(фамилия, имя, отчество)")
