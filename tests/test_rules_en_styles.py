@@ -305,3 +305,43 @@ def test_date_ranges_and_postcodes_with_towns(detector):
     assert not [
         t for label, t in _spans(detector, "Dose 3/4-5 times; BP 120/80-130/85; 2-3/7 hx") if label == "DATE"
     ]
+
+
+# ---- professions without an article, community organisations, saints, wards, flats --------------------
+
+
+def test_profession_after_age_sex_and_bare_is(detector):
+    assert ("PROFESSION", "dockworker") in _spans(detector, "Social: 44 M, dockworker, 2 wk of back pain.")
+    assert ("PROFESSION", "welder") in _spans(detector, "Pt is welder,owns a garage.")
+    assert ("PROFESSION", "welder") in _spans(detector, "Patient is a retired welder.")
+    for text in ("She was lower, stable.", "Pt is independent, walks.", "he is continent.", "She is moist, pale."):
+        assert not any(lab == "PROFESSION" for lab, _ in _spans(detector, text)), text
+
+
+def test_community_organisations(detector):
+    assert _covered(detector, "She attends Larkfield Methodist Church weekly.", "Larkfield Methodist Church")
+    assert _covered(detector, "Son at Brookhollow Junior High.", "Brookhollow Junior High")
+    assert _covered(detector, "Letter to TARNWICK REGIONAL HEALTH AUTHORITY", "TARNWICK REGIONAL HEALTH AUTHORITY")
+    assert _spans(detector, "SURGICAL PATHOLOGY") == []
+
+
+def test_saint_named_places(detector):
+    assert _covered(detector, "Transferred from St. Winifred's yesterday.", "St. Winifred's")
+    assert _covered(detector, "Lives at Saint Berenice Manor.", "Saint Berenice Manor")
+    assert not _covered(detector, "Takes St. John's wort daily.", "St. John's")
+
+
+def test_compass_wards_and_flat_prefix(detector):
+    assert ("HOSPITAL", "7 West") in _spans(detector, "Admitted to 7 West overnight.")
+    assert not any(t == "9 North" for _, t in _spans(detector, "Take Route 9 North to the clinic."))
+    assert _covered(detector, "Flat 2, Larch House, 9 Kiln Road, Leeds", "Flat 2, Larch House")
+    assert _covered(detector, "Suite 4, Level 2, 80 Quay Street", "Suite 4, Level 2")
+
+
+def test_lowercase_street_and_relative_with_age(detector):
+    assert ("STREET", "12/3 birch st") in _spans(detector, "lives w son at 12/3 birch st, oakdale.")
+    assert ("STREET", "45 kingfisher rd") in _spans(detector, "lives at 45 kingfisher rd with wife")
+    assert _spans(detector, "review at 3 days post op") == []
+    assert ("PATIENT", "odile") in _spans(detector, "lives w wife odile (79) in town.")
+    assert ("PATIENT", "BRAM") in _spans(detector, "SON BRAM (52) VISITING")
+    assert _spans(detector, "daughter aged (3)") == []
