@@ -14,8 +14,6 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from clinideid.errors import InputError
-
 log = logging.getLogger(__name__)
 
 #: default limit: this many seconds, plus one second per ``CHARS_PER_SECOND_FLOOR`` characters
@@ -24,8 +22,12 @@ CHARS_PER_SECOND_FLOOR = 5_000
 _warned = False
 
 
-class DocumentTimeout(InputError):
-    """A document took longer than the per-document time limit."""
+class DocumentTimeout(BaseException):
+    """A document took longer than the per-document time limit.
+
+    A ``BaseException`` (like ``KeyboardInterrupt``) so that no ``except Exception`` that keeps one bad span
+    or one bad file from losing a document can swallow it: the batch runner catches it by name.
+    """
 
 
 def default_time_limit(n_chars: int) -> float:
@@ -52,7 +54,7 @@ def time_limit(seconds: float | None) -> Iterator[None]:
         return
 
     def on_alarm(signum, frame):
-        raise DocumentTimeout(f"took longer than the time limit of {seconds:.0f} s; not written")
+        raise DocumentTimeout(f"took longer than the time limit of {seconds:g} s; not written")
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
     signal.setitimer(signal.ITIMER_REAL, seconds)

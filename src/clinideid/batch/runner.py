@@ -22,7 +22,7 @@ from typing import Any
 
 from clinideid.batch.inputs import InputItem
 from clinideid.batch.journal import RunJournal, RunLock, build_reports
-from clinideid.batch.limits import StopRequest, default_time_limit, time_limit
+from clinideid.batch.limits import DocumentTimeout, StopRequest, default_time_limit, time_limit
 from clinideid.batch.outputs import OutputWriter
 from clinideid.batch.paths import REPORT_NAME, STATE_DIR, SUMMARY_NAME, OutputNamer, display_id
 from clinideid.batch.records import FieldPolicy, dotted, field_label, fields_to_deidentify, rebuild_record
@@ -260,7 +260,7 @@ def _process(item: InputItem, run: _Run) -> bool:
         journal.commit(entry)
     except (ConfigError, ModelError):
         raise  # a problem of the whole run, not of this document
-    except ClinideidError as exc:
+    except (ClinideidError, DocumentTimeout) as exc:
         message = scrub(str(exc))
         log.warning("document %s failed: %s", out_id, message)
         journal.commit({"id": out_id, "status": "failed", "error": message, "warnings": warnings})
