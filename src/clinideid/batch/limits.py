@@ -19,6 +19,8 @@ log = logging.getLogger(__name__)
 #: default limit: this many seconds, plus one second per ``CHARS_PER_SECOND_FLOOR`` characters
 BASE_SECONDS = 60.0
 CHARS_PER_SECOND_FLOOR = 5_000
+#: once the limit is reached, the alarm fires again this often until the document is abandoned
+REPEAT_SECONDS = 0.2
 _warned = False
 
 
@@ -53,14 +55,20 @@ def time_limit(seconds: float | None) -> Iterator[None]:
         yield
         return
 
+    armed = True
+
     def on_alarm(signum, frame):
-        raise DocumentTimeout(f"took longer than the time limit of {seconds:g} s; not written")
+        if armed:
+            raise DocumentTimeout(f"took longer than the time limit of {seconds:g} s; not written")
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    # the alarm repeats: a handler that runs inside a finaliser (``__del__``, a GC callback) has its exception
+    # printed and dropped by Python, so one alarm alone could be lost
+    signal.setitimer(signal.ITIMER_REAL, seconds, REPEAT_SECONDS)
     try:
         yield
     finally:
+        armed = False
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
 
