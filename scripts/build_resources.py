@@ -477,6 +477,32 @@ def geonames_places(language: str, *countries: str) -> list[str]:
     return out
 
 
+#: word-frequency tables keep the words of at least this Zipf frequency (about once per million words)
+FREQUENCY_MIN_ZIPF = 3.0
+FREQUENCY_TOP_N = 150_000
+_PLAIN_WORD = re.compile(r"^[^\W\d_]+(?:['’\-][^\W\d_]+)*$")
+
+
+def word_frequencies(language: str) -> list[tuple[str, float]]:
+    """``(word, zipf)`` of the language's words (wordfreq) of Zipf >= ``FREQUENCY_MIN_ZIPF``, letters only,
+    most frequent first (ties by code point): the runtime tells common words from rare ones with it."""
+    from wordfreq import top_n_list, zipf_frequency
+
+    out = {}
+    for word in top_n_list(language, FREQUENCY_TOP_N):
+        word = unicodedata.normalize("NFC", word)
+        if not _PLAIN_WORD.match(word) or word in out:
+            continue
+        zipf = zipf_frequency(word, language)
+        if zipf >= FREQUENCY_MIN_ZIPF:
+            out[word] = round(zipf, 1)
+    return sorted(out.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def frequency_table_text(language: str) -> str:
+    return "".join(f"{word}\t{zipf:.1f}\n" for word, zipf in word_frequencies(language))
+
+
 def person(attr: str, *locales: str) -> list[str]:
     """A Faker person attribute gathered over several locales of one language."""
     out: list[str] = []
@@ -685,6 +711,15 @@ def main(argv: list[str] | None = None) -> int:
         log.error("empty lists: %s", ", ".join(empty))
         return 1
     stale = []
+    for lang in LANGUAGES:  # word frequencies: a table, not a list (word, Zipf)
+        path = args.out / lang / "word_frequencies.tsv.gz"
+        text = frequency_table_text(lang)
+        if args.check:
+            if not path.exists() or gzip.decompress(path.read_bytes()).decode("utf-8") != text:
+                stale.append(f"{lang}/word_frequencies.tsv.gz")
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0))
     for (lang, name), entries in lists.items():
         path = args.out / lang / f"{name}.txt"
         text = "".join(e + "\n" for e in entries)
@@ -706,7 +741,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         log.info("all %d lists up to date", len(lists))
         return 0
-    total = sum(p.stat().st_size for p in args.out.glob("*/*.txt"))
+    total = sum(p.stat().st_size for p in args.out.glob("*/*.t[xs][tv]*"))
     log.info("wrote %d lists, %.2f MB", len(lists), total / 1e6)
     return 0
 

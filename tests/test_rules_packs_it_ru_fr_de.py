@@ -175,7 +175,6 @@ IT_EMERGENCY_PHI: Expected = [
     ("Bari", "CITY"),
     ("3 marzo 1950", "DATE"),
     ("02-02-2024", "DATE"),
-    ("14:35", "DATE"),
     ("73 anni", "AGE"),
     ("Carlo Romano", "PATIENT"),
     ("+39 347 555 0192", "PHONE"),

@@ -6,11 +6,16 @@ in ``resources/PROVENANCE.md`` and committed, so nothing is downloaded at run ti
 
 Every language has the same core lists (``CORE_LISTS``); a language may have extra ones (Russian has
 ``patronymics``). Use ``available_lists(language)`` to see them.
+
+Beside the lists, ``<language>/word_frequencies.tsv.gz`` holds the language's common words with their
+frequency (wordfreq's Zipf scale, >= 3.0: about once per million words); ``word_zipf(language)`` reads it.
+A name that is also a common word ("Bill", "Hope", "Rosa") needs context; a rare one does not.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import gzip
+from collections.abc import Iterable, Mapping
 from functools import cache, lru_cache
 from importlib import resources
 
@@ -22,9 +27,11 @@ __all__ = [
     "Gazetteer",
     "available_languages",
     "available_lists",
+    "is_common_word",
     "load_gazetteer",
     "load_list",
     "normalize",
+    "word_zipf",
 ]
 
 CORE_LISTS: tuple[str, ...] = (
@@ -72,6 +79,24 @@ def available_lists(language: str) -> list[str]:
 @cache
 def _lists(lang: str) -> tuple[str, ...]:
     return tuple(sorted(p.name[:-4] for p in _root().joinpath(lang).iterdir() if p.name.endswith(".txt")))
+
+
+@cache
+def word_zipf(language: str) -> Mapping[str, float]:
+    """Case-folded common word ("weiss" for "Weiß") -> Zipf frequency for ``language`` (words rarer than Zipf 3.0 are absent)."""
+    path = _root().joinpath(_language(language), "word_frequencies.tsv.gz")
+    table: dict[str, float] = {}
+    if not path.is_file():
+        return table
+    for line in gzip.decompress(path.read_bytes()).decode("utf-8").splitlines():
+        word, _, zipf = line.partition("\t")
+        table.setdefault(word.casefold(), float(zipf))
+    return table
+
+
+def is_common_word(language: str, word: str, min_zipf: float = 3.0) -> bool:
+    """Whether ``word`` (any case) is a word of ``language`` at least this frequent."""
+    return word_zipf(language).get(word.casefold(), 0.0) >= min_zipf
 
 
 @cache

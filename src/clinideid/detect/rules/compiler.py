@@ -437,6 +437,13 @@ class _Compiler:
         require = None
         if rule.require_list:
             require = build_gazetteer(self.entries(rule.require_list, [], [], src, where))
+        common_words = None
+        if rule.accept_rare_words:
+            if not self.language:
+                raise ConfigError(f"{where}: accept_rare_words needs a pack language")
+            from clinideid.resources import word_zipf
+
+            common_words = word_zipf(self.language)
         stop_words = frozenset(rule.stop_words)
         return ContextNameMatcher(
             compiled,
@@ -446,6 +453,7 @@ class _Compiler:
             stop_words=stop_words,
             min_words=rule.min_words,
             require=require,
+            common_words=common_words,
             **common,
         )
 

@@ -15,7 +15,7 @@ in the length of the text (the packs keep their own patterns linear; ``tests/tes
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from clinideid.detect.rules.compiler import CompiledPack, CompiledPass
@@ -50,6 +50,18 @@ def _trim(text: str, s: int, e: int, chars: str) -> tuple[int, int]:
     return s, e
 
 
+def _common_words(language: str | None) -> Mapping[str, float] | None:
+    """The pack language's word frequencies (None for a pack without language or lists)."""
+    if not language:
+        return None
+    from clinideid.resources import available_languages, word_zipf
+
+    code = language.split("-")[0].lower()
+    if code not in available_languages():
+        return None
+    return word_zipf(code) or None
+
+
 class RuleEngine:
     """Runs a compiled pack (optionally only some of its passes) over texts."""
 
@@ -66,6 +78,7 @@ class RuleEngine:
                 )
             wanted = set(passes)
             self.passes = tuple(p for p in pack.passes if p.name in wanted)
+        self._common_words = _common_words(pack.language)
 
     # -- one candidate -> accepted pieces -------------------------------------------------------------
     def _pieces(self, m: Matcher, s: int, e: int, masked: str, text: str) -> Iterator[tuple[int, int, float]]:
@@ -129,7 +142,11 @@ class RuleEngine:
             return []
         out = []
         for s, e, seed in find_variants(
-            seeds, masked, connectors=self.pack.connectors, allowlist=self.pack.allowlist
+            seeds,
+            masked,
+            connectors=self.pack.connectors,
+            allowlist=self.pack.allowlist,
+            common_words=self._common_words,
         ):
             score = round(seed.score * seed.spec.score_factor, 4)
             out.append(Found(s, e, seed.label, score, f"{seed.rule_id}+propagated", p.name, propagated=True))

@@ -7,7 +7,7 @@ overlapping candidates. Everything a matcher needs (regexes, word sets) is compi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -212,11 +212,13 @@ class ContextNameMatcher(Matcher):
         stop_words: frozenset[str],
         min_words: int,
         require: Any | None,
+        common_words: Mapping[str, float] | None = None,
         **common: Any,
     ) -> None:
         super().__init__(**common)
         self.pattern = pattern
         self.direction = direction
+        self.common_words = common_words
         self.word = word
         self.connectors = connectors
         self.stop_words = stop_words
@@ -230,6 +232,12 @@ class ContextNameMatcher(Matcher):
         word = item.rstrip(".:,;")
         stops = self.stop_words
         return item in stops or word in stops or (word.isupper() and word in self._upper_stops)
+
+    def _known_or_rare(self, word: str) -> bool:
+        if self.require.contains(word):
+            return True
+        common = self.common_words
+        return common is not None and len(word) >= 4 and word.isalpha() and word.casefold() not in common
 
     def candidates(self, masked: str) -> Iterator[Candidate]:
         for m in self.pattern.finditer(masked):
@@ -252,7 +260,7 @@ class ContextNameMatcher(Matcher):
             words = [it for it in items if it[2] not in self.connectors]
             if len(words) < self.min_words:
                 continue
-            if self.require is not None and not any(self.require.contains(w[2].rstrip(".")) for w in words):
+            if self.require is not None and not any(self._known_or_rare(w[2].rstrip(".")) for w in words):
                 continue
             yield items[0][0], items[-1][1], self.label
 

@@ -11,11 +11,19 @@ validators, propagation, merging) reads the copy; nothing else needs an offset m
 
 An en dash (U+2013) becomes a hyphen only between two letters or digits (``12–16``, ``123–45–6789``): between
 spaces it is punctuation ("Klinik I – Kardiologie") and stays as it is, as do em dashes.
+
+OCR confuses letters and digits that look alike: "М0сква", "3ахарова", "Г6УЗ", "8-915-7З6-41-О2", "J0hn".
+The copy also reads such a character as what its neighbours say it is (``fold_ocr_confusions``): a digit
+inside a word of letters becomes the look-alike letter of that word's script, a look-alike letter inside a
+run of digits becomes the digit. Only characters with letters (or digits) on the sides that make the reading
+unambiguous are changed, so "B12", "SpO2", "4at", "1st", "pT2N0M0" or a codice fiscale stay as they are.
 """
 
 from __future__ import annotations
 
 import re
+
+import regex
 
 #: characters replaced everywhere (one character each, so offsets never move)
 _TABLE = {
@@ -50,15 +58,55 @@ _NEEDS_TABLE = re.compile(f"[{re.escape(_CHARS)}]")
 _EN_DASH_INSIDE = re.compile(r"(?<=[^\W_])\u2013(?=[^\W_])")
 
 
+_CYR = "а-яёА-ЯЁ"
+_CYR_DIGIT_LETTER = {"0": "оО", "3": "зЗ", "6": "бБ"}  # (lower, upper) look-alikes
+_LAT_DIGIT_LETTER = {"0": "oO", "1": "lI"}
+_LETTER_DIGIT = {"O": "0", "o": "0", "О": "0", "о": "0", "З": "3", "з": "3"}
+#: one pattern for every case, each alternative a named group saying which fold applies
+_OCR = regex.compile(
+    rf"(?P<cyr_in>(?<=[{_CYR}])[036](?=[{_CYR}]))"  # "Бел0ва", "Г6УЗ"
+    rf"|(?P<cyr_start>(?<![\p{{L}}\p{{N}}])[03](?=[{_CYR}]{{2}}[{_CYR}.]))"  # "3ахарова", "0бл."
+    rf"|(?P<cyr_end>(?<=[{_CYR}]{{3}})0(?![\p{{L}}\p{{N}}]))"  # "Митин0"
+    r"|(?P<lat_in>(?<=[A-Za-z]{2}|(?<![A-Za-z])[A-Z])[01](?=[a-z]{2})|(?<=[a-z])[01](?=[a-z]))"  # "J0hn", "Sm1th"
+    r"|(?P<digit>(?<=\d(?:[-./ ]?))[OoОоЗз](?=(?:[-./ ]?)\d)"  # "7З6", "41-О2"
+    r"(?<!\p{L}\d?[OoОоЗз])(?![OoОоЗз]\d?\p{L}))"
+)
+
+
+def _fold(m: regex.Match) -> str:
+    char = m.group()
+    kind = m.lastgroup
+    if kind == "digit":
+        return _LETTER_DIGIT[char]
+    text, i = m.string, m.start()
+    if kind == "cyr_start":
+        return _CYR_DIGIT_LETTER[char][1]
+    table = _CYR_DIGIT_LETTER if kind.startswith("cyr") else _LAT_DIGIT_LETTER
+    before = text[i - 1] if i else ""
+    after = text[i + 1] if i + 1 < len(text) else ""
+    upper = before.isupper() and (not after.isalpha() or after.isupper())
+    return table[char][1 if upper else 0]
+
+
+def fold_ocr_confusions(text: str) -> str:
+    """``text`` with OCR letter/digit confusions read as their neighbours say (same length)."""
+    return _OCR.sub(_fold, text)
+
+
+_HAS_MIXED = regex.compile(r"\p{L}\d|\d\p{L}|\d[-./ ][OoОоЗз]\d")
+
+
 def normalize_for_matching(text: str) -> str:
-    """``text`` with typographic hyphens, spaces and line separators replaced by plain ones, same length."""
-    if text.isascii():
-        return text
-    if _NEEDS_TABLE.search(text) is not None:
-        text = text.translate(_TABLE)
-    if "\u2013" in text:
-        text = _EN_DASH_INSIDE.sub("-", text)
+    """``text`` with typographic hyphens, spaces and line separators replaced by plain ones, and OCR
+    letter/digit confusions read as letters or digits; same length."""
+    if not text.isascii():
+        if _NEEDS_TABLE.search(text) is not None:
+            text = text.translate(_TABLE)
+        if "\u2013" in text:
+            text = _EN_DASH_INSIDE.sub("-", text)
+    if _HAS_MIXED.search(text) is not None:
+        text = fold_ocr_confusions(text)
     return text
 
 
-__all__ = ["normalize_for_matching"]
+__all__ = ["fold_ocr_confusions", "normalize_for_matching"]

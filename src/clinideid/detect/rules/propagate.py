@@ -4,19 +4,26 @@ Rule systems get much of their recall here (DEDUCE does the same with the patien
 once "Nombre: Ernesto / Apellidos: Rivera Bueno" is known, "Sr. Rivera", "RIVERA BUENO" and "E. Rivera"
 later in the note are the same person, with the same role. Variants: the full name (case-insensitive,
 any spacing), each part (a word of ``min_part_length``+ letters that is not a connector or allow-listed;
-it must be capitalised in the text), optionally preceded by initials.
+it must be capitalised in the text, except in a block written all in lower case, where case says nothing:
+there a part is found in lower case too unless it is a very common word of the language), optionally
+preceded by initials.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import regex
 
 from clinideid.detect.rules.schema import PropagateSpec
+from clinideid.text.style import case_regions
+
+#: in a lower-case block, a name part this frequent in the language (Zipf) is not searched in lower case:
+#: "mark", "will", "hope" are words there before they are names
+VERY_COMMON_ZIPF = 5.0
 
 _WORD = regex.compile(r"[\p{L}\p{M}'’]+(?:-[\p{L}\p{M}'’]+)*")
 _INITIALS_BEFORE = re.compile(r"(?<!\w)(?:[^\W\d_]\.[ \t]?){1,3}[ \t]*$")  # upper case checked after matching
@@ -100,6 +107,7 @@ def find_variants(
     connectors: frozenset[str],
     allowlist: Any | None,
     titles: frozenset[str] = DEFAULT_TITLES,
+    common_words: Mapping[str, float] | None = None,
 ) -> list[tuple[int, int, Seed]]:
     """Mentions of the seeds' names in ``masked`` (already-found spans are masked), left to right.
 
@@ -134,9 +142,15 @@ def find_variants(
     ignore = connectors | titles
     hits: list[tuple[int, int, Seed]] = []
     hits.extend(_full_occurrences(lowered, masked, full))
+    regions = None
     for pos, end, seed in _part_occurrences(lowered, masked, parts):
         if not masked[pos].isupper():
-            continue
+            if common_words is None:
+                continue
+            if regions is None:
+                regions = case_regions(masked)
+            if regions.style_at(pos) != "lower" or common_words.get(lowered[pos:end].casefold(), 0.0) >= VERY_COMMON_ZIPF:
+                continue
         start = pos
         if seed.spec.initials:
             m = _INITIALS_BEFORE.search(masked, max(0, pos - 12), pos)

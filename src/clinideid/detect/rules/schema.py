@@ -147,7 +147,9 @@ class ContextNameRule(_RuleBase):
     ``cues`` are literal strings, ``cue_patterns`` regexes. ``word`` is the regex of one name word,
     ``connectors`` may sit between words ("de la", "van"), ``stop_words`` end the name (matched as
     written or in upper case), at most ``max_words`` name words are taken. With ``require_list`` at least one word must be in one of those
-    word lists (``first_names_male``, ``surnames``, ...).
+    word lists (``first_names_male``, ``surnames``, ...); with ``accept_rare_words`` also a word of at least
+    4 letters that is not a common word of the pack's language (Zipf < 3: "mr papadopoulos" in a lower-case
+    note is a name whether the lists know it or not, "mr moderate" is mitral regurgitation).
     """
 
     kind: Literal["context_name"]
@@ -162,6 +164,7 @@ class ContextNameRule(_RuleBase):
     min_words: int = Field(1, ge=1, le=10)
     max_words: int = Field(4, ge=1, le=10)
     require_list: list[str] = Field(default_factory=list)
+    accept_rare_words: bool = False
 
     @model_validator(mode="after")
     def _has_cue(self) -> ContextNameRule:
@@ -169,6 +172,8 @@ class ContextNameRule(_RuleBase):
             raise ValueError("a context_name rule needs 'cues' or 'cue_patterns'")
         if self.min_words > self.max_words:
             raise ValueError("min_words is larger than max_words")
+        if self.accept_rare_words and not self.require_list:
+            raise ValueError("accept_rare_words only widens require_list; give require_list too")
         return self
 
 
