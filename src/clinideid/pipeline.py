@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from clinideid.analysis import analysing
 from clinideid.config import PipelineConfig, default_config, load_config, parse_config
 from clinideid.detect.base import Detector, build_detector
 from clinideid.document import Document, Span, sort_spans
@@ -158,29 +159,45 @@ class Deidentifier:
     # -- detection ---------------------------------------------------------------------------------
     def detect(self, doc: Document) -> tuple[list[Span], int]:
         """Resolved spans for ``doc`` and the number of spans dropped by resolution."""
-        found: list[Span] = []
-        for start, end in chunk_bounds(doc.text, self.config.max_chunk_chars):
-            chunk = (
-                doc
-                if (start, end) == (0, len(doc.text))
-                else Document(doc.id, doc.text[start:end], doc.language, doc.metadata)
-            )
-            for detector in self.detectors:
-                for span in detector.detect_one(chunk):
-                    if span.score is not None and span.score < self.config.min_score:
-                        continue
-                    if start:
-                        span = span.with_(
-                            start=span.start + start,
-                            end=span.end + start,
-                            fragments=tuple((a + start, b + start) for a, b in span.fragments),
-                        )
-                    found.append(span)
-        res = resolve_spans(found, self.config.resolution.policy, self.config.resolution.priority)
-        kept = sort_spans(res.kept)
-        if self.config.merge_adjacent_names:
-            kept = merge_adjacent_names(doc.text, kept)
-        return kept, sum(1 for _, reason in res.dropped if reason != "duplicate")
+        return self.detect_batch([doc])[0]
+
+    def detect_batch(self, docs: Sequence[Document]) -> list[tuple[list[Span], int]]:
+        """``detect`` for several documents at once: each detector reads all their chunks in one call
+        (a learned tagger batches its windows across documents) and every document's analysis (tokens,
+        rule hits) is computed once and shared by the detectors."""
+        chunks: list[Document] = []
+        owner: list[tuple[int, int]] = []  # (document index, chunk offset) of each chunk
+        for i, doc in enumerate(docs):
+            for start, end in chunk_bounds(doc.text, self.config.max_chunk_chars):
+                whole = (start, end) == (0, len(doc.text))
+                chunks.append(
+                    doc if whole else Document(doc.id, doc.text[start:end], doc.language, doc.metadata)
+                )
+                owner.append((i, start))
+        found: list[list[Span]] = [[] for _ in docs]
+        if chunks:
+            with analysing(*chunks):  # tokens, rule hits... computed once for every detector
+                per_detector = [detector.detect(chunks) for detector in self.detectors]
+            for spans_of_chunks in per_detector:
+                for (i, start), spans in zip(owner, spans_of_chunks, strict=True):
+                    for span in spans:
+                        if span.score is not None and span.score < self.config.min_score:
+                            continue
+                        if start:
+                            span = span.with_(
+                                start=span.start + start,
+                                end=span.end + start,
+                                fragments=tuple((a + start, b + start) for a, b in span.fragments),
+                            )
+                        found[i].append(span)
+        out = []
+        for doc, spans in zip(docs, found, strict=True):
+            res = resolve_spans(spans, self.config.resolution.policy, self.config.resolution.priority)
+            kept = sort_spans(res.kept)
+            if self.config.merge_adjacent_names:
+                kept = merge_adjacent_names(doc.text, kept)
+            out.append((kept, sum(1 for _, reason in res.dropped if reason != "duplicate")))
+        return out
 
     # -- the whole job -----------------------------------------------------------------------------
     def scope_id(self, doc: Document, patient_id: str | None) -> str:
@@ -193,8 +210,23 @@ class Deidentifier:
         return f"document:{doc.id}"
 
     def deidentify(self, doc: Document, patient_id: str | None = None) -> DeidResult:
+        return self._replace(doc, *self.detect(doc), patient_id)
+
+    def deidentify_batch(
+        self, docs: Sequence[Document], patient_ids: Sequence[str | None] | None = None
+    ) -> list[DeidResult]:
+        """``deidentify`` for several documents, detection batched across them (``detect_batch``)."""
+        ids = list(patient_ids) if patient_ids is not None else [None] * len(docs)
+        if len(ids) != len(docs):
+            raise ValueError("give one patient id (or None) per document")
+        detected = self.detect_batch(docs)
+        return [
+            self._replace(doc, spans, dropped, pid)
+            for doc, (spans, dropped), pid in zip(docs, detected, ids, strict=True)
+        ]
+
+    def _replace(self, doc: Document, spans: list[Span], dropped: int, patient_id: str | None) -> DeidResult:
         language = doc.language or self.config.language
-        spans, dropped = self.detect(doc)
         new_text, replacements = apply_operators(
             doc,
             spans,

@@ -2,7 +2,9 @@
 
 A detector reads a batch of documents and returns, for each, the spans it found: canonical labels,
 its own name as ``source``, a score when it has one and an ``explanation`` (which rule, list or model
-fired). Detectors never modify text. Pipelines build detectors from config by registered type name.
+fired). Detectors never modify text. Pipelines build detectors from config by registered type name
+(``DETECTORS``, a ``clinideid.registry.Registry``; plug-ins add types through the ``clinideid.detectors``
+entry-point group).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any, ClassVar
 
 from clinideid.document import Document, Span
 from clinideid.errors import ConfigError
+from clinideid.registry import Registry
 
 
 class Detector(ABC):
@@ -20,6 +23,8 @@ class Detector(ABC):
 
     #: registry type name, e.g. "rules", "crf"
     type_name: ClassVar[str] = ""
+    #: what the detector reads from the shared per-document analysis (``clinideid.analysis.ANALYSES``)
+    needs: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, name: str | None = None) -> None:
         self.name = name or self.type_name or type(self).__name__
@@ -33,20 +38,6 @@ class Detector(ABC):
         return [self.detect_one(d) for d in docs]
 
 
-_REGISTRY: dict[str, Callable[..., Detector]] = {}
-
-
-def register_detector(type_name: str) -> Callable[[type[Detector]], type[Detector]]:
-    """Class decorator: make a detector buildable from config as ``{type: type_name, ...}``."""
-
-    def deco(cls: type[Detector]) -> type[Detector]:
-        cls.type_name = type_name
-        _REGISTRY[type_name] = cls
-        return cls
-
-    return deco
-
-
 #: built-in detector types and the module that registers each; imported only when a type is asked for,
 #: so a rules-only pipeline never pays for importing torch
 BUILTIN_DETECTORS: dict[str, str] = {
@@ -57,32 +48,32 @@ BUILTIN_DETECTORS: dict[str, str] = {
     "transformer": "clinideid.detect.transformer",
 }
 
+DETECTORS: Registry[Callable[..., Detector]] = Registry(
+    "detector type", "clinideid.detectors", BUILTIN_DETECTORS
+)
 
-def _load(type_name: str | None = None) -> None:
-    """Import the module registering ``type_name`` (every built-in one when None)."""
-    import importlib
 
-    names = list(BUILTIN_DETECTORS) if type_name is None else [type_name]
-    for name in names:
-        module = BUILTIN_DETECTORS.get(name)
-        if module is not None and name not in _REGISTRY:
-            importlib.import_module(module)
+def register_detector(type_name: str) -> Callable[[type[Detector]], type[Detector]]:
+    """Class decorator: make a detector buildable from config as ``{type: type_name, ...}``."""
+
+    def deco(cls: type[Detector]) -> type[Detector]:
+        cls.type_name = type_name
+        DETECTORS.add(type_name, cls)
+        return cls
+
+    return deco
 
 
 def available_detectors() -> list[str]:
-    _load()
-    return sorted(_REGISTRY)
+    return DETECTORS.names()
 
 
 def build_detector(spec: dict[str, Any]) -> Detector:
     """A detector from its config: ``{"type": "rules", "name": ..., **options}``."""
     spec = dict(spec)
     type_name = spec.pop("type", None)
-    _load(type_name if isinstance(type_name, str) else None)
-    if type_name not in _REGISTRY:
-        known = sorted(set(_REGISTRY) | set(BUILTIN_DETECTORS))
-        raise ConfigError(f"unknown detector type {type_name!r}; available: {', '.join(known)}")
+    factory = DETECTORS.get(type_name)
     try:
-        return _REGISTRY[type_name](**spec)
+        return factory(**spec)
     except TypeError as exc:
         raise ConfigError(f"bad options for detector {type_name!r}: {exc}") from None

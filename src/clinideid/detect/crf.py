@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from clinideid.analysis import tokens_of
 from clinideid.detect.base import Detector, register_detector
 from clinideid.detect.features import FeatureConfig, FeatureExtractor
 from clinideid.document import Document, Span
@@ -33,7 +34,7 @@ from clinideid.models import (
     read_weights,
     resolve_model_path,
 )
-from clinideid.text import Token, Window, sliding_windows, tokenize
+from clinideid.text import Token, Window, sliding_windows
 from clinideid.text.windows import merge_window_labels
 
 log = logging.getLogger(__name__)
@@ -225,7 +226,7 @@ class CRFModel:
         self, doc: Document, rule_spans: Sequence[Span] | None = None
     ) -> tuple[list[Token], list[str], list[float]]:
         """Tokens of ``doc``, their predicted labels and each label's marginal probability."""
-        tokens = tokenize(doc.text)
+        tokens = tokens_of(doc)
         if not tokens:
             return tokens, [], []
         feats = self.extractor.document_features(doc, tokens, rule_spans)
@@ -323,6 +324,8 @@ class CRFDetector(Detector):
     canonical labels through its scheme's mapping; ``labels="model"`` keeps the model's own labels.
     ``min_score`` drops spans whose mean marginal probability is lower.
     """
+
+    needs = ("tokens", "rule_findings")
 
     def __init__(
         self,

@@ -89,6 +89,8 @@ def _union_per_label(rule_spans: Sequence[Span], model_spans: Sequence[Span]) ->
 class HybridDetector(Detector):
     """Rules and learned models together (see the module docstring)."""
 
+    needs = ("rule_findings",)
+
     def __init__(
         self,
         rules: Mapping[str, Any] | Detector | None = None,
@@ -133,16 +135,22 @@ class HybridDetector(Detector):
 
     def source_spans(self, doc: Document) -> tuple[list[Span], list[Span]]:
         """``(rule spans, model spans)`` for ``doc`` before combination."""
-        rule_spans = list(self.rules.detect_one(doc))
-        found: list[Span] = []
+        return self.source_spans_batch([doc])[0]
+
+    def source_spans_batch(self, docs: Sequence[Document]) -> list[tuple[list[Span], list[Span]]]:
+        """``source_spans`` of several documents; each learned model reads them in one batch."""
+        rule_spans = [list(self.rules.detect_one(doc)) for doc in docs]
+        found: list[list[Span]] = [[] for _ in docs]
         for model in self.models:
-            if getattr(model, "uses_rules", False):
-                found.extend(model.detect_one(doc, rule_spans=rule_spans))  # type: ignore[call-arg]
+            if getattr(model, "uses_rules", False):  # feature models reuse the rule hits just computed
+                for i, doc in enumerate(docs):
+                    found[i].extend(model.detect_one(doc, rule_spans=rule_spans[i]))  # type: ignore[call-arg]
             else:
-                found.extend(model.detect_one(doc))
+                for i, spans in enumerate(model.detect(docs)):
+                    found[i].extend(spans)
         if len(self.models) > 1:
-            found = resolve_spans(found, policy="longest").kept
-        return rule_spans, found
+            found = [resolve_spans(f, policy="longest").kept for f in found]
+        return list(zip(rule_spans, found, strict=True))
 
     def combine(
         self, rule_spans: Sequence[Span], model_spans: Sequence[Span], strategy: str | None = None
@@ -172,6 +180,9 @@ class HybridDetector(Detector):
         rule_spans, model_spans = self.source_spans(doc)
         return self.combine(rule_spans, model_spans)
 
+    def detect(self, docs: Sequence[Document]) -> list[list[Span]]:
+        return [self.combine(r, m) for r, m in self.source_spans_batch(docs)]
+
     # -- learning the per-label choice -------------------------------------------------------------------------
 
     def fit_per_label(self, dev_docs: Sequence[Document]) -> dict[str, str]:
@@ -184,7 +195,7 @@ class HybridDetector(Detector):
         """
         from clinideid.evaluate import evaluate
 
-        sources = [self.source_spans(d) for d in dev_docs]
+        sources = self.source_spans_batch(dev_docs)
         candidates = {
             "rules": [r for r, _ in sources],
             "model": [m for _, m in sources],

@@ -39,6 +39,7 @@ from pydantic import ValidationError
 from torch import nn
 from torch.nn import functional as F
 
+from clinideid.analysis import tokens_of
 from clinideid.detect.base import register_detector
 from clinideid.detect.crf import EncodeStats, encode_spans, labels_to_spans
 from clinideid.detect.learned import LearnedTaggerDetector, check_tagger_options
@@ -458,7 +459,7 @@ class TransformerModel:
         per_doc: list[tuple[list[Token], list[Window]]] = []
         words_w: list[list[str]] = []
         for doc in docs:
-            tokens = tokenize(doc.text)
+            tokens = tokens_of(doc)
             words = [t.text for t in tokens]
             wins = self.windows(words)
             per_doc.append((tokens, wins))
@@ -597,6 +598,8 @@ class TransformerDetector(LearnedTaggerDetector):
     probability is lower; ``batch_size`` is the number of windows per inference batch; ``threads`` sets
     torch's CPU threads while tagging (default: torch's own setting).
     """
+
+    needs = ("tokens",)
 
     kind = "transformer"
 

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 from clinideid.document import Document
 from clinideid.errors import FormatError, UnknownFormatError
+from clinideid.registry import Registry
 
 
 @dataclass
@@ -46,28 +47,28 @@ class Codec(ABC):
         """Store ``docs`` at ``path`` (created if missing)."""
 
 
-_REGISTRY: dict[str, type[Codec]] = {}
+#: corpus formats by name; the built-ins register when ``clinideid.formats`` is imported, plug-ins through
+#: the ``clinideid.formats`` entry-point group
+FORMATS: Registry[type[Codec]] = Registry(
+    "corpus format",
+    "clinideid.formats",
+    ["clinideid.formats"],
+    error=UnknownFormatError,
+    listing="available formats",
+)
 
 
 def register(cls: type[Codec]) -> type[Codec]:
     """Class decorator adding a codec to the registry under ``cls.name``."""
-    _REGISTRY[cls.name] = cls
-    return cls
+    return FORMATS.add(cls.name, cls)
 
 
 def available_formats() -> list[str]:
-    _load_builtin()
-    return sorted(_REGISTRY)
+    return FORMATS.names()
 
 
 def get_codec(name: str) -> Codec:
-    _load_builtin()
-    try:
-        return _REGISTRY[name]()
-    except KeyError:
-        raise UnknownFormatError(
-            f"unknown corpus format {name!r}; available formats: {', '.join(sorted(_REGISTRY))}"
-        ) from None
+    return FORMATS.get(name)()
 
 
 def read_corpus(
@@ -82,8 +83,3 @@ def read_corpus(
 
 def write_corpus(docs: Iterable[Document], path: str | Path, fmt: str, **options: Any) -> None:
     get_codec(fmt).write(docs, Path(path), **options)
-
-
-def _load_builtin() -> None:
-    # importing the package registers the built-in codecs
-    import clinideid.formats  # noqa: F401

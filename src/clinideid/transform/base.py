@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 from clinideid.document import Document, Span
 from clinideid.errors import ConfigError
+from clinideid.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -43,25 +44,24 @@ class Operator(ABC):
         """The replacement text for ``span``."""
 
 
-_REGISTRY: dict[str, Callable[..., Operator]] = {}
+#: operators by name; the built-ins register when ``clinideid.transform.operators`` is imported, plug-ins
+#: through the ``clinideid.operators`` entry-point group
+OPERATORS: Registry[Callable[..., Operator]] = Registry(
+    "operator", "clinideid.operators", ["clinideid.transform.operators"]
+)
 
 
 def register_operator(cls: type[Operator]) -> type[Operator]:
-    _REGISTRY[cls.name] = cls
-    return cls
+    return OPERATORS.add(cls.name, cls)
 
 
 def available_operators() -> list[str]:
-    import clinideid.transform.operators  # noqa: F401  (registers the built-in operators)
-
-    return sorted(_REGISTRY)
+    return OPERATORS.names()
 
 
 def build_operator(name: str, **options: Any) -> Operator:
-    available_operators()
-    if name not in _REGISTRY:
-        raise ConfigError(f"unknown operator {name!r}; available: {', '.join(sorted(_REGISTRY))}")
+    factory = OPERATORS.get(name)
     try:
-        return _REGISTRY[name](**options)
+        return factory(**options)
     except TypeError as exc:
         raise ConfigError(f"bad options for operator {name!r}: {exc}") from None

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from clinideid.errors import ConfigError
+from clinideid.registry import Registry
 from clinideid.transform.ages import over_phrase
 from clinideid.transform.dates import ParsedDate
 
@@ -42,23 +43,22 @@ class Generalizer(ABC):
         """The coarse expression for ``parsed``, or ``None`` when this strategy cannot handle it."""
 
 
-_REGISTRY: dict[str, type[Generalizer]] = {}
+#: date generalisation strategies by name (plug-ins: the ``clinideid.date_strategies`` entry-point group)
+DATE_STRATEGIES: Registry[type[Generalizer]] = Registry("date strategy", "clinideid.date_strategies")
 
 
 def _register(cls: type[Generalizer]) -> type[Generalizer]:
-    _REGISTRY[cls.name] = cls
-    return cls
+    return DATE_STRATEGIES.add(cls.name, cls)
 
 
 def available_strategies() -> list[str]:
-    return sorted(_REGISTRY)
+    return DATE_STRATEGIES.names()
 
 
 def build_generalizer(name: str, **options: Any) -> Generalizer:
-    if name not in _REGISTRY:
-        raise ConfigError(f"unknown date strategy {name!r}; available: {', '.join(available_strategies())}")
+    factory = DATE_STRATEGIES.get(name)
     try:
-        return _REGISTRY[name](**options)
+        return factory(**options)
     except TypeError as exc:
         raise ConfigError(f"bad options for date strategy {name!r}: {exc}") from None
 

@@ -27,6 +27,7 @@ import torch
 from pydantic import ValidationError
 from torch import nn
 
+from clinideid.analysis import tokens_of
 from clinideid.detect.base import register_detector
 from clinideid.detect.crf import labels_to_spans
 from clinideid.detect.learned import LearnedTaggerDetector, check_tagger_options
@@ -44,7 +45,7 @@ from clinideid.detect.torch_threads import torch_threads
 from clinideid.document import Document, Span
 from clinideid.errors import ConfigError, ModelError
 from clinideid.models import ModelMetadata, load_metadata, read_weights, resolve_model_path
-from clinideid.text import Token, Window, sentence_windows, sliding_windows, split_sentences, tokenize
+from clinideid.text import Token, Window, sentence_windows, sliding_windows, split_sentences
 from clinideid.text.windows import merge_window_labels
 
 log = logging.getLogger(__name__)
@@ -326,7 +327,7 @@ class NeuralModel:
     def prepare(self, docs: Sequence[Document]) -> PreparedDocuments:
         """``docs`` tokenized with their token features, for repeated tagging (see ``PreparedDocuments``)."""
         with self._lock, torch_threads(self.threads):
-            tokens = [tokenize(doc.text) for doc in docs]
+            tokens = [tokens_of(doc) for doc in docs]
             return PreparedDocuments(docs, tokens, self.documents_features(docs, tokens))
 
     def tag_documents(
@@ -468,6 +469,8 @@ class NeuralDetector(LearnedTaggerDetector):
     tagging (default 1: a small BiLSTM gains little from more, and loses a lot on a busy machine; run
     several processes to use more cores; ``null`` leaves torch's own setting).
     """
+
+    needs = ("tokens", "rule_findings")
 
     kind = "neural"
 

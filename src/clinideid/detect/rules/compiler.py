@@ -5,6 +5,7 @@ Compiled packs are cached, so a pack is compiled once per process (per file vers
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 from collections.abc import Callable
@@ -15,6 +16,7 @@ from typing import Any
 
 import regex
 
+from clinideid.detect.rules.codecache import pattern_store
 from clinideid.detect.rules.fastre import compile_fast
 from clinideid.detect.rules.lexicon import build_gazetteer, file_entries, first_tokens, list_entries
 from clinideid.detect.rules.loader import MergedPack, RuleSource, load_merged_pack
@@ -145,7 +147,7 @@ def _check_label(label: str | None, where: str) -> None:
 
 def _word_alternation(words: list[str], is_regex: bool) -> str:
     parts = []
-    for w in sorted(words, key=len, reverse=True):
+    for w in sorted(words, key=lambda w: (-len(w), w)):
         if is_regex:
             parts.append(f"(?:{w})")
             continue
@@ -424,7 +426,7 @@ class _Compiler:
         cue_alt = "|".join(cues)
         word = expand(rule.word, defs, where)
         connectors = frozenset(rule.connectors) if rule.connectors else self.connectors
-        conn = "|".join(regex.escape(c) for c in sorted(connectors, key=len, reverse=True))
+        conn = "|".join(regex.escape(c) for c in sorted(connectors, key=lambda c: (-len(c), c)))
         link = rf"(?:[ \t]+(?:{conn})(?![\p{{L}}\p{{N}}]))*" if conn else ""
         name = rf"(?:{word})(?:{link}[ \t]+(?:{word})){{0,{rule.max_words - 1}}}"
         gap = expand(rule.gap, defs, where)
@@ -472,7 +474,8 @@ def _version(ref: str) -> float | None:
 @lru_cache(maxsize=32)
 def _compile_cached(ref: str, version: float | None) -> CompiledPack:
     t0 = time.perf_counter()
-    pack = compile_merged(load_merged_pack(ref))
+    with pattern_store(_store_name(ref)):
+        pack = compile_merged(load_merged_pack(ref))
     log.debug(
         "compiled rule pack %s: %d passes, %d rules in %.2f s",
         pack.origin,
@@ -481,6 +484,14 @@ def _compile_cached(ref: str, version: float | None) -> CompiledPack:
         time.perf_counter() - t0,
     )
     return pack
+
+
+def _store_name(ref: str) -> str:
+    """The pattern-cache file name of a pack: its name, and for a file a hash of its path."""
+    if ref.endswith((".yaml", ".yml")):
+        digest = hashlib.sha256(str(Path(ref).resolve()).encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        return f"{Path(ref).stem}-{digest}"
+    return ref
 
 
 def compile_pack(ref: str | Path) -> CompiledPack:

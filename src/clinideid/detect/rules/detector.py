@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from clinideid.analysis import shared
 from clinideid.detect.base import Detector, register_detector
 from clinideid.detect.rules.compiler import CompiledPack, compile_pack
 from clinideid.detect.rules.engine import RuleEngine
@@ -23,6 +24,8 @@ class RuleDetector(Detector):
 
     Example (config): ``{type: rules, language: es}`` or ``{type: rules, pack: my_rules.yaml}``.
     """
+
+    needs = ("rule_findings",)
 
     def __init__(
         self,
@@ -69,8 +72,11 @@ class RuleDetector(Detector):
         return _pack_for_language(doc.language)
 
     def detect_one(self, doc: Document) -> list[Span]:
-        engine = self._engine(self._ref_for(doc))
+        ref = self._ref_for(doc)
+        engine = self._engine(ref)
         text = doc.text
+        # inside a pipeline the engine runs once per document, whoever asks (hybrid, neural rule inputs)
+        findings = shared(doc, ("rule_findings", ref, tuple(self.passes or ())), lambda: engine.run(text))
         return [
             Span(
                 f.start,
@@ -81,7 +87,7 @@ class RuleDetector(Detector):
                 score=f.score,
                 explanation=f.rule_id,
             )
-            for f in engine.run(text)
+            for f in findings
             if f.label is not None
         ]
 

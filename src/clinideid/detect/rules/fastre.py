@@ -20,6 +20,8 @@ from typing import Any
 
 import regex
 
+from clinideid.detect.rules.codecache import compile_with_store, current_store
+
 # the Basic Multilingual Plane: re compiles BMP-only classes to a fast bitmap (astral ones to a slow range list)
 _SCAN_LIMIT = 0x10000
 _PROPS = {
@@ -125,14 +127,24 @@ def compile_fast(pattern: str, flags: int = 0, *, calibrate: bool = False) -> An
     engines compile it and the one that scans a sample of clinical-looking text faster is kept: which
     engine is faster depends on the pattern's shape (``re`` skips quickly to literal prefixes, ``regex``
     handles leading lookbehinds and case-insensitive alternations better), and both find the same matches.
+    Inside a pack compile (``codecache.pattern_store``) the choice is made once and remembered on disk, and
+    ``re``'s compiled code comes from the cache.
     """
-    slow = regex.compile(pattern, flags | regex.V0)
+    store = current_store()
+    choice_key = store.key(pattern, flags, "choice") if (calibrate and store is not None) else None
+    choice = store.choice(choice_key) if choice_key is not None else None
+    if choice == "regex":
+        return regex.compile(pattern, flags | regex.V0)
     fast = _compile_re(pattern, flags)
     if fast is None:
-        return slow
-    if not calibrate:
+        return regex.compile(pattern, flags | regex.V0)
+    if not calibrate or choice == "re":
         return fast
-    return fast if _scan_time(fast) <= _scan_time(slow) else slow
+    slow = regex.compile(pattern, flags | regex.V0)
+    engine = "re" if _scan_time(fast) <= _scan_time(slow) else "regex"
+    if choice_key is not None:
+        store.remember_choice(choice_key, engine)
+    return fast if engine == "re" else slow
 
 
 def _compile_re(pattern: str, flags: int) -> Any:
@@ -146,7 +158,7 @@ def _compile_re(pattern: str, flags: int) -> Any:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # re's "possible nested set" FutureWarning
-            return re.compile(translated, re_flags)
+            return compile_with_store(translated, re_flags)
     except (re.error, OverflowError, RecursionError):
         return None
 
