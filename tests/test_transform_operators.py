@@ -11,7 +11,6 @@ import pytest
 from clinideid.document import Document, Span
 from clinideid.errors import ConfigError
 from clinideid.transform.base import OperatorContext, available_operators, build_operator
-from clinideid.transform.operators import outcome_of
 
 KEY = bytes(range(32))
 
@@ -124,7 +123,7 @@ def test_date_shift_operator_and_fallback_counting():
     )
     op = build_operator("date_shift")
     ctx = ctx_for(doc, scope="patient:1")
-    outs = [outcome_of(op, s, ctx) for s in doc.spans]
+    outs = [op.apply(s, ctx) for s in doc.spans]
     assert outs[0].text != "12/03/2019" and re.fullmatch(r"\d\d/\d\d/\d{4}", outs[0].text)
     assert outs[2].text == "[DATE]" and outs[2].operator == "tag" and "unparseable" in (outs[2].note or "")
     assert op.fallback_count == 1

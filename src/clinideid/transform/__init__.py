@@ -10,6 +10,7 @@ from clinideid.transform.apply import Replacement, apply_operators, summarize
 from clinideid.transform.base import (
     Operator,
     OperatorContext,
+    Outcome,
     available_operators,
     build_operator,
     register_operator,
@@ -23,7 +24,6 @@ from clinideid.transform.dates import (
     shift_date_text,
 )
 from clinideid.transform.keys import ephemeral_key, generate_key, load_key, save_key, scope_for
-from clinideid.transform.operators import Outcome
 
 __all__ = [
     "DateOptions",

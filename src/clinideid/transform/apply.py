@@ -18,8 +18,7 @@ from typing import Any
 from clinideid.document import Document, Span, sort_spans
 from clinideid.errors import ConfigError, SpanError
 from clinideid.labels import project_label
-from clinideid.transform.base import Operator, OperatorContext
-from clinideid.transform.operators import Outcome, outcome_of
+from clinideid.transform.base import Operator, OperatorContext, Outcome
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +63,7 @@ def check_non_overlapping(doc: Document, spans: Sequence[Span]) -> None:
 
 def _run(operator: Operator, span: Span, ctx: OperatorContext) -> Outcome:
     try:
-        outcome = outcome_of(operator, span, ctx)
+        outcome = operator.apply(span, ctx)
         if not isinstance(outcome.text, str):
             raise TypeError("operator returned a non-string replacement")
         return outcome

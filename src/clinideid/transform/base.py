@@ -27,9 +27,20 @@ class OperatorContext:
     scope_id: str = ""  # the surrogate scope: document id, patient id, or a corpus-wide constant
     language: str = "en"
     options: Mapping[str, Any] = field(default_factory=dict)
+    #: per-document values operators derive from the context (numbering, a date anchor), computed once
+    cache: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def span_text(self, span: Span) -> str:
         return self.document.span_text(span)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A replacement text, the operator that actually produced it, and why when it is a fallback."""
+
+    text: str
+    operator: str
+    note: str | None = None
 
 
 class Operator(ABC):
@@ -42,6 +53,11 @@ class Operator(ABC):
     @abstractmethod
     def replace(self, span: Span, ctx: OperatorContext) -> str:
         """The replacement text for ``span``."""
+
+    def apply(self, span: Span, ctx: OperatorContext) -> Outcome:
+        """The replacement and the operator that produced it: what the pipeline calls. An operator with
+        a fallback overrides this to say when (and why) the fallback replaced the span."""
+        return Outcome(self.replace(span, ctx), self.name)
 
 
 #: operators by name; the built-ins register when ``clinideid.transform.operators`` is imported, plug-ins

@@ -13,14 +13,13 @@ import logging
 import re
 import string
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from clinideid.document import Span, sort_spans
 from clinideid.errors import ConfigError
 from clinideid.labels import project_label
 from clinideid.transform.ages import DEFAULT_THRESHOLD, aggregate_age
-from clinideid.transform.base import Operator, OperatorContext, build_operator, register_operator
+from clinideid.transform.base import Operator, OperatorContext, Outcome, build_operator, register_operator
 from clinideid.transform.dates import DateOptions, date_offset, parse_anchor, parse_date, shift_date
 from clinideid.transform.generalize import GeneralizeContext, Generalizer, build_generalizer
 from clinideid.transform.keys import keyed_digest, require_key
@@ -43,28 +42,6 @@ SURROGATE_OPTIONS = frozenset(
         "age_phrases",
     }
 )
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """A replacement text, the operator that actually produced it, and why when it is a fallback."""
-
-    text: str
-    operator: str
-    note: str | None = None
-
-
-class DetailedOperator(Operator):
-    """An operator that can report which operator produced the text and why (fallbacks)."""
-
-    def replace(self, span: Span, ctx: OperatorContext) -> str:
-        return self.replace_detailed(span, ctx).text
-
-    def replace_detailed(self, span: Span, ctx: OperatorContext) -> Outcome:
-        return Outcome(self._replace(span, ctx), self.name)
-
-    def _replace(self, span: Span, ctx: OperatorContext) -> str:
-        raise NotImplementedError
 
 
 def _check_level(level: str) -> str:
@@ -151,7 +128,7 @@ def _check_age_phrases(phrases: Mapping[str, Mapping[str, str]] | None) -> None:
             check_template(template, f"age phrase {lang}.{kind}", **AGE_PHRASE_FIELDS)
 
 
-class _WithFallback(DetailedOperator):
+class _WithFallback(Operator):
     """Holds the fallback operator used when this operator cannot handle a span, and counts its uses."""
 
     def __init__(self, fallback: str = "tag", fallback_options: Mapping[str, Any] | None = None) -> None:
@@ -161,6 +138,9 @@ class _WithFallback(DetailedOperator):
             )
         self.fallback: Operator = build_operator(fallback, **dict(fallback_options or {}))
         self.fallback_count = 0
+
+    def replace(self, span: Span, ctx: OperatorContext) -> str:
+        return self.apply(span, ctx).text
 
     def _fall_back(self, span: Span, ctx: OperatorContext, why: str) -> Outcome:
         self.fallback_count += 1
@@ -173,17 +153,17 @@ class _WithFallback(DetailedOperator):
 
 
 @register_operator
-class KeepOperator(DetailedOperator):
+class KeepOperator(Operator):
     """Leaves the span as it is (e.g. for labels a use case may keep, such as SEX)."""
 
     name = "keep"
 
-    def _replace(self, span: Span, ctx: OperatorContext) -> str:
+    def replace(self, span: Span, ctx: OperatorContext) -> str:
         return ctx.span_text(span)
 
 
 @register_operator
-class RedactOperator(DetailedOperator):
+class RedactOperator(Operator):
     """Removes the span. ``keep_whitespace``: keep the span's line breaks and spaces (layout stays)."""
 
     name = "redact"
@@ -191,14 +171,14 @@ class RedactOperator(DetailedOperator):
     def __init__(self, keep_whitespace: bool = False) -> None:
         self.keep_whitespace = bool(keep_whitespace)
 
-    def _replace(self, span: Span, ctx: OperatorContext) -> str:
+    def replace(self, span: Span, ctx: OperatorContext) -> str:
         if not self.keep_whitespace:
             return ""
         return "".join(c for c in ctx.span_text(span) if c.isspace())
 
 
 @register_operator
-class TagOperator(DetailedOperator):
+class TagOperator(Operator):
     """Replaces the span by its label: ``[NAME]``, ``[DATE]``. ``template`` may use {label} (at ``level``),
     {category} and {subcategory}; ``level`` is ``category`` (default) or ``subcategory``."""
 
@@ -208,7 +188,7 @@ class TagOperator(DetailedOperator):
         self.level = _check_level(level)
         self.template = _check_template(template, label="", category="", subcategory="")
 
-    def _replace(self, span: Span, ctx: OperatorContext) -> str:
+    def replace(self, span: Span, ctx: OperatorContext) -> str:
         return self.template.format(
             label=project_label(span.label, self.level),
             category=project_label(span.label, "category"),
@@ -216,11 +196,8 @@ class TagOperator(DetailedOperator):
         )
 
 
-_NUMBERING_CACHE: list[tuple[OperatorContext, str, dict[tuple[str, str], int]]] = []
-
-
 @register_operator
-class NumberedTagOperator(DetailedOperator):
+class NumberedTagOperator(Operator):
     """``[PATIENT-1]``, ``[PATIENT-2]``: the same normalised value gets the same number within a document;
     numbers follow first appearance among the document's spans of that label (computed from ``ctx.spans``
     only, so the operator stays pure)."""
@@ -232,9 +209,9 @@ class NumberedTagOperator(DetailedOperator):
         self.template = _check_template(template, label="", n=1)
 
     def _numbers(self, ctx: OperatorContext) -> dict[tuple[str, str], int]:
-        cached = _NUMBERING_CACHE[0] if _NUMBERING_CACHE else None  # one snapshot: safe across threads
-        if cached is not None and cached[0] is ctx and cached[1] == self.level:
-            return cached[2]
+        cached = ctx.cache.get(("numbered_tag", self.level))
+        if cached is not None:
+            return cached
         numbers: dict[tuple[str, str], int] = {}
         counters: dict[str, int] = {}
         for span in sort_spans(ctx.spans):
@@ -243,10 +220,10 @@ class NumberedTagOperator(DetailedOperator):
             if key not in numbers:
                 counters[label] = counters.get(label, 0) + 1
                 numbers[key] = counters[label]
-        _NUMBERING_CACHE[:] = [(ctx, self.level, numbers)]
+        ctx.cache[("numbered_tag", self.level)] = numbers
         return numbers
 
-    def _replace(self, span: Span, ctx: OperatorContext) -> str:
+    def replace(self, span: Span, ctx: OperatorContext) -> str:
         label = project_label(span.label, self.level)
         key = (label, normalize(ctx.span_text(span)))
         numbers = self._numbers(ctx)
@@ -256,7 +233,7 @@ class NumberedTagOperator(DetailedOperator):
 
 
 @register_operator
-class MaskOperator(DetailedOperator):
+class MaskOperator(Operator):
     """Each character becomes ``char`` (default ``*``), keeping the length; line breaks are kept.
     ``keep_separators``: keep every character that is not a letter or digit ("***-**-****")."""
 
@@ -268,7 +245,7 @@ class MaskOperator(DetailedOperator):
         self.char = char
         self.keep_separators = bool(keep_separators)
 
-    def _replace(self, span: Span, ctx: OperatorContext) -> str:
+    def replace(self, span: Span, ctx: OperatorContext) -> str:
         return "".join(
             c if c in "\r\n" or (self.keep_separators and not c.isalnum()) else self.char
             for c in ctx.span_text(span)
@@ -276,7 +253,7 @@ class MaskOperator(DetailedOperator):
 
 
 @register_operator
-class HashOperator(DetailedOperator):
+class HashOperator(Operator):
     """A keyed pseudonym: HMAC-SHA256(key, scope + label + normalised value), truncated to ``length`` hex
     digits, in ``template`` (``[PATIENT:3f9a2c1b]``). The same value in the same scope always hashes alike;
     without the key the value cannot be recovered or guessed by hashing candidates."""
@@ -293,7 +270,7 @@ class HashOperator(DetailedOperator):
         self.level = _check_level(level)
         self.template = _check_template(template, label="", digest="")
 
-    def _replace(self, span: Span, ctx: OperatorContext) -> str:
+    def replace(self, span: Span, ctx: OperatorContext) -> str:
         key = require_key(ctx.key, self.name)
         label = project_label(span.label, self.level)
         digest = keyed_digest(key, "hash", ctx.scope_id, label, normalize(ctx.span_text(span))).hex()
@@ -328,7 +305,7 @@ class SurrogateOperator(_WithFallback):
             _check_shift_range(int(self.options.get("min_days", 30)), int(self.options.get("max_days", 365)))
         DateOptions(order=self.options.get("date_order"), pivot=int(self.options.get("pivot", 30)))
 
-    def replace_detailed(self, span: Span, ctx: OperatorContext) -> Outcome:
+    def apply(self, span: Span, ctx: OperatorContext) -> Outcome:
         require_key(ctx.key, self.name)
         try:
             text = generate_surrogate(span.label, ctx.span_text(span), span, ctx, self.options)
@@ -367,7 +344,7 @@ class DateShiftOperator(_WithFallback):
         self.min_days, self.max_days, self.direction = min_days, max_days, direction
         self.date_options = DateOptions(order=date_order, pivot=pivot)  # type: ignore[arg-type]
 
-    def replace_detailed(self, span: Span, ctx: OperatorContext) -> Outcome:
+    def apply(self, span: Span, ctx: OperatorContext) -> Outcome:
         key = require_key(ctx.key, self.name)
         parsed = parse_date(ctx.span_text(span), ctx.language, self.date_options)
         if parsed is None:
@@ -378,9 +355,6 @@ class DateShiftOperator(_WithFallback):
         if shifted is None:
             return self._fall_back(span, ctx, "shifted date is off the calendar")
         return Outcome(shifted, self.name)
-
-
-_ANCHOR_CACHE: list[tuple[OperatorContext, tuple[Any, ...], dt.date | None]] = []
 
 
 @register_operator
@@ -422,10 +396,9 @@ class DateGeneralizeOperator(_WithFallback):
         self.anchor_labels = tuple(anchor_labels)
 
     def _anchor(self, ctx: OperatorContext) -> dt.date | None:
-        marker = (self.anchor_field, self.anchor_labels, self.date_options)
-        cached = _ANCHOR_CACHE[0] if _ANCHOR_CACHE else None
-        if cached is not None and cached[0] is ctx and cached[1] == marker:
-            return cached[2]
+        marker = ("date_anchor", self.anchor_field, self.anchor_labels, self.date_options)
+        if marker in ctx.cache:
+            return ctx.cache[marker]
         anchor = parse_anchor(ctx.document.metadata.get(self.anchor_field), ctx.language, self.date_options)
         if anchor is None:
             for span in sort_spans(ctx.spans):
@@ -434,7 +407,7 @@ class DateGeneralizeOperator(_WithFallback):
                     if parsed is not None and parsed.precision == "day":
                         anchor = parsed.value
                         break
-        _ANCHOR_CACHE[:] = [(ctx, marker, anchor)]
+        ctx.cache[marker] = anchor
         return anchor
 
     def _reference(self, ctx: OperatorContext) -> dt.date | None:
@@ -447,7 +420,7 @@ class DateGeneralizeOperator(_WithFallback):
                 return found
         return None
 
-    def replace_detailed(self, span: Span, ctx: OperatorContext) -> Outcome:
+    def apply(self, span: Span, ctx: OperatorContext) -> Outcome:
         parsed = parse_date(ctx.span_text(span), ctx.language, self.date_options)
         if parsed is None:
             return self._fall_back(span, ctx, "unparseable date")
@@ -463,7 +436,7 @@ class DateGeneralizeOperator(_WithFallback):
 
 
 @register_operator
-class AgeOperator(DetailedOperator):
+class AgeOperator(Operator):
     """Keeps ages up to ``threshold`` (89) and aggregates older ones into the localised "90+" ("90 o más
     años", "90 лет и старше"). ``phrases``: ``{language: {"bare": ..., "unit": ...}}`` overrides."""
 
@@ -477,14 +450,7 @@ class AgeOperator(DetailedOperator):
         _check_age_phrases(phrases)
         self.threshold, self.phrases = threshold, phrases
 
-    def _replace(self, span: Span, ctx: OperatorContext) -> str:
+    def replace(self, span: Span, ctx: OperatorContext) -> str:
         text = ctx.span_text(span)
         aggregated = aggregate_age(text, ctx.language, threshold=self.threshold, phrases=self.phrases)
         return text if aggregated is None else aggregated
-
-
-def outcome_of(operator: Operator, span: Span, ctx: OperatorContext) -> Outcome:
-    """The outcome of any operator (plain ``Operator`` subclasses report themselves, without a note)."""
-    if isinstance(operator, DetailedOperator):
-        return operator.replace_detailed(span, ctx)
-    return Outcome(operator.replace(span, ctx), operator.name)
