@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -24,6 +25,8 @@ from clinideid.errors import ConfigError, InputError
 from clinideid.text.decoding import check_encoding, sniff_bom
 
 FORMATS = ("csv", "parquet")
+#: what ``errors="surrogateescape"`` makes of bytes the encoding cannot decode
+_UNDECODED = re.compile("[\udc80-\udcff]")
 PARTS_DIR = "staging"
 
 
@@ -68,7 +71,8 @@ class CsvSource:
 
     def rows(self) -> Iterator[SourceRow]:
         limit = csv.field_size_limit()
-        csv.field_size_limit(max(self.max_bytes, 1024))
+        # cells a little over --max-bytes fail one by one (see process_row); far larger ones stop the reader
+        csv.field_size_limit(2 * self.max_bytes + 1024)
         try:
             with self._open() as fh:
                 reader = csv.reader(fh)
@@ -99,7 +103,16 @@ class CsvSource:
                             f"{len(self.columns)}",
                         )
                         continue
-                    yield SourceRow(number, dict(zip(self.columns, cells, strict=True)))
+                    values = dict(zip(self.columns, cells, strict=True))
+                    if any(_UNDECODED.search(c) for c in cells):
+                        yield SourceRow(
+                            number,
+                            values,
+                            f"{self.description}, row {number}: bytes that are not valid {self.encoding}; pass "
+                            "--encoding (e.g. latin-1 or cp1252) if the file uses another encoding",
+                        )
+                        continue
+                    yield SourceRow(number, values)
         finally:
             csv.field_size_limit(limit)
 

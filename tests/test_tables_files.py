@@ -1,0 +1,189 @@
+"""``clinideid deid notes.csv|notes.parquet -o out/``: CSV and Parquet tables end to end through the CLI."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from batch_fixtures import deid_command, journal_lines
+from clinideid.cli import _register_commands, app
+from clinideid.errors import ConfigError
+from table_fixtures import FIXED_PHI, kill_when, leaked, make_rows, start_deid
+
+_register_commands()
+runner = CliRunner()
+
+
+def run(*args: str):
+    return runner.invoke(app, ["deid", *args], catch_exceptions=False)
+
+
+def write_csv(path: Path, rows: list[dict], extra_lines: list[bytes] = ()) -> None:
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    with path.open("ab") as fh:
+        for line in extra_lines:
+            fh.write(line)
+
+
+def read_csv(path: Path) -> list[dict]:
+    with path.open(encoding="utf-8", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def table_args(*extra: str) -> list[str]:
+    return ["--id-column", "id", "--text-column", "note", "--text-column", "comment", "-l", "en", "--no-progress",
+            *extra]  # fmt: skip
+
+
+def test_csv_round_trip_with_bad_rows(tmp_path: Path):
+    rows, planted = make_rows(8)
+    bad = [
+        b'901,"Patient: Elvira Quandt \xff\xfe bad bytes",ok,ward 1,en\r\n',  # not UTF-8: this row fails
+        b"902,too,few\r\n",  # wrong number of fields
+        b'903,"' + b"Patient: Elvira Quandt. " * 30 + b'",ok,ward 2,en\r\n',  # over --max-bytes
+        b'904,"Patient: Zofia Brandt, MRN 7654321.","Seen by Dr. Hal Ostrow",ward 3,en\r\n',  # after them: fine
+    ]
+    src = tmp_path / "notes.csv"
+    write_csv(src, rows, bad)
+    out = tmp_path / "safe"
+    res = run(
+        str(src), "-o", str(out), *table_args("--ephemeral-key", "--max-bytes", "500", "--batch-size", "3")
+    )
+    assert res.exit_code == 3, res.output
+    written = read_csv(out / "notes.csv")
+    assert [r["id"] for r in written] == [str(i) for i in range(1, 9)] + ["904"]
+    assert list(written[0]) == ["id", "note", "comment", "ward", "language"]
+    assert written[2]["ward"] == "ward 2" and written[2]["language"] == "en"
+    text = (out / "notes.csv").read_text("utf-8")
+    assert leaked((*FIXED_PHI, *planted, "Wenzel", "Zofia Brandt", "7654321", "Ostrow"), text) == []
+    summary = json.loads((out / "summary.json").read_text("utf-8"))
+    assert summary["succeeded"] == 9 and summary["failed"] == 3
+    errors = {e["id"]: e["error"] for e in summary["errors"]}
+    assert "not valid utf-8" in errors["901"]
+    assert "fields" in errors["902"] and "--max-bytes" in errors["903"]
+    reports = [json.loads(line) for line in (out / "report.jsonl").read_text("utf-8").splitlines()]
+    assert len(reports) == 9 and reports[0]["fields"][0]["field"] == "comment"
+    everything = (
+        (out / "summary.json").read_text("utf-8") + (out / "report.jsonl").read_text("utf-8") + res.output
+    )
+    assert leaked(("Elvira", "Quandt", *FIXED_PHI, *planted), everything) == []
+    assert not list((out / ".clinideid" / "tmp").iterdir())
+
+
+def test_csv_stops_reading_at_a_huge_field_and_says_so(tmp_path: Path):
+    rows, _ = make_rows(3)
+    src = tmp_path / "notes.csv"
+    write_csv(src, rows, [b'9,"' + b"x" * 5000 + b'",c,w,en\r\n', b"10,after,c,w,en\r\n"])
+    out = tmp_path / "safe"
+    res = run(str(src), "-o", str(out), *table_args("--ephemeral-key", "--max-bytes", "1000"))
+    assert res.exit_code == 3
+    assert [r["id"] for r in read_csv(out / "notes.csv")] == ["1", "2", "3"]
+    errors = json.loads((out / "summary.json").read_text("utf-8"))["errors"]
+    assert len(errors) == 1 and "rest of the file was not read" in errors[0]["error"]
+
+
+def test_parquet_round_trip_keeps_types(tmp_path: Path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    import datetime as dt
+
+    rows, planted = make_rows(6)
+    for r in rows:
+        r["seen"] = dt.datetime(2021, 5, 6, 10, 30)
+        r["score"] = 0.5
+    src = tmp_path / "notes.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), src)
+    out = tmp_path / "safe"
+    key = tmp_path / "k.key"
+    assert runner.invoke(app, ["keygen", str(key)]).exit_code == 0
+    res = run(str(src), "-o", str(out), *table_args("--key-file", str(key), "--batch-size", "4"))
+    assert res.exit_code == 0, res.output
+    table = pq.read_table(out / "notes.parquet")
+    assert table.schema.field("id").type == pa.int64() and table.schema.field("seen").type == pa.timestamp(
+        "us"
+    )
+    got = table.to_pylist()
+    assert [r["id"] for r in got] == list(range(1, 7)) and got[0]["score"] == 0.5
+    assert leaked((*FIXED_PHI, *planted, "Wenzel"), json.dumps(got, default=str)) == []
+    # the same rows to CSV give the same texts: the key decides the surrogates
+    again = run(str(src), "-o", str(tmp_path / "csv"), "--output-format", "csv",
+                *table_args("--key-file", str(key)))  # fmt: skip
+    assert again.exit_code == 0, again.output
+    assert [r["note"] for r in read_csv(tmp_path / "csv" / "notes.csv")] == [r["note"] for r in got]
+
+
+def test_csv_rerun_needs_resume_or_overwrite_and_never_writes_beside_the_input(tmp_path: Path):
+    rows, _ = make_rows(3)
+    src = tmp_path / "notes.csv"
+    write_csv(src, rows)
+    original = src.read_bytes()
+    out = tmp_path / "safe"
+    key = tmp_path / "k.key"
+    assert runner.invoke(app, ["keygen", str(key)]).exit_code == 0
+    assert run(str(src), "-o", str(out), *table_args("--key-file", str(key))).exit_code == 0
+    with pytest.raises(ConfigError, match="--resume"):
+        run(str(src), "-o", str(out), *table_args("--key-file", str(key)))
+    res = run(str(src), "-o", str(out), *table_args("--key-file", str(key), "--resume"))
+    assert res.exit_code == 0 and "3 skipped as done" in res.output
+    res = run(str(src), "-o", str(out), *table_args("--key-file", str(key), "--overwrite"))
+    assert res.exit_code == 0 and "3/3 rows" in res.output
+    with pytest.raises(ConfigError, match="input"):
+        run(str(src), "-o", str(tmp_path), *table_args("--key-file", str(key)))  # the input's own folder
+    with pytest.raises(ConfigError, match="no column 'missing'"):
+        run(
+            str(src),
+            "-o",
+            str(tmp_path / "x"),
+            "--id-column",
+            "missing",
+            "--text-column",
+            "note",
+            "-l",
+            "en",
+            "--ephemeral-key",
+        )
+    assert not (tmp_path / "x" / "notes.csv").exists()
+    assert src.read_bytes() == original  # the input untouched
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_killed_table_run_resumes_exactly_once(tmp_path: Path, fmt: str):
+    if fmt == "parquet":
+        pa = pytest.importorskip("pyarrow")
+        pq = pytest.importorskip("pyarrow.parquet")
+    rows, planted = make_rows(600, seed=5)
+    src = tmp_path / f"notes.{fmt}"
+    if fmt == "csv":
+        write_csv(src, rows)
+    else:
+        pq.write_table(pa.Table.from_pylist(rows), src)
+    out = tmp_path / "safe"
+    key = tmp_path / "k.key"
+    assert runner.invoke(app, ["keygen", str(key)]).exit_code == 0
+    args = [str(src), "-o", str(out), *table_args("--key-file", str(key), "--batch-size", "10")]
+    proc = start_deid(*args)
+    assert kill_when(proc, lambda: journal_lines(out) >= 40), "the run ended before it could be killed"
+    assert not (out / f"notes.{fmt}").exists()  # nothing in place yet: the table appears at the end
+    done = subprocess.run(deid_command(*args, "--resume"), capture_output=True, timeout=600)
+    assert done.returncode == 0, done.stderr.decode()
+    if fmt == "csv":
+        got = read_csv(out / "notes.csv")
+        ids = sorted(int(r["id"]) for r in got)
+    else:
+        got = pq.read_table(out / "notes.parquet").to_pylist()
+        ids = sorted(r["id"] for r in got)
+    assert ids == list(range(1, 601))  # every id exactly once
+    summary = json.loads((out / "summary.json").read_text("utf-8"))
+    assert summary["succeeded"] == 600 and summary["failed"] == 0 and summary["skipped"] > 0
+    assert len((out / "report.jsonl").read_text("utf-8").splitlines()) == 600
+    assert leaked([p for p in planted[:300] if p.isalpha()], " ".join(r["note"] for r in got)) == []
+    assert len(list((out / ".clinideid" / "staging").iterdir())) <= 60  # unrecorded parts cleaned up
