@@ -187,3 +187,33 @@ def test_killed_table_run_resumes_exactly_once(tmp_path: Path, fmt: str):
     assert len((out / "report.jsonl").read_text("utf-8").splitlines()) == 600
     assert leaked([p for p in planted[:300] if p.isalpha()], " ".join(r["note"] for r in got)) == []
     assert len(list((out / ".clinideid" / "staging").iterdir())) <= 60  # unrecorded parts cleaned up
+
+
+def test_patient_scope_and_duplicate_ids(tmp_path: Path):
+    rows = [
+        {"id": "a", "note": "Patient: John Smith seen today.", "patient": "P1"},
+        {"id": "b", "note": "Patient: John Smith came back.", "patient": "P1"},
+        {"id": "c", "note": "Patient: John Smith, first visit.", "patient": "P2"},
+        {"id": "a", "note": "Patient: Elvira Quandt, same id again.", "patient": "P3"},
+    ]
+    src = tmp_path / "visits.csv"
+    write_csv(src, rows)
+    out = tmp_path / "safe"
+    key = tmp_path / "k.key"
+    assert runner.invoke(app, ["keygen", str(key)]).exit_code == 0
+    res = run(
+        str(src), "-o", str(out), "--id-column", "id", "--text-column", "note", "-l", "en", "--no-progress",
+        "--key-file", str(key), "--scope", "patient", "--patient-id", "column:patient", "--drop-fields",
+    )  # fmt: skip
+    assert res.exit_code == 3, res.output  # the repeated id
+    got = {r["id"]: r["note"] for r in read_csv(out / "visits.csv")}
+    assert sorted(got) == ["a", "b", "c"]  # the first row of a repeated id is the one written
+
+    def name(note: str) -> str:
+        return " ".join(note.replace(",", " ").split()[1:3])
+
+    assert name(got["a"]) != "John Smith" and name(got["a"]) == name(got["b"])  # same patient, same surrogate
+    assert name(got["c"]) != name(got["a"])  # another patient, another surrogate
+    assert list(read_csv(out / "visits.csv")[0]) == ["id", "note"]  # --drop-fields: the patient column too
+    errors = json.loads((out / "summary.json").read_text("utf-8"))["errors"]
+    assert errors == [{"id": "a#row-4", "error": "row 4: duplicate id; not written"}]

@@ -217,6 +217,10 @@ def deid(
         check_paths(source, output)
     if stream and (output is not None or tables):
         raise ConfigError("'-' writes de-identified records to stdout: leave out -o and the table options")
+    if (stream or tables) and (name_outputs != "id" or annotations == "brat" or (resume and stream)):
+        raise ConfigError(
+            "--name-outputs hash, --annotations brat and (for '-') --resume apply to files only"
+        )
     overrides: dict = {}
     if operator:
         overrides["operators"] = _parse_operator_overrides(operator)
