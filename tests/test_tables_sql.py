@@ -222,3 +222,18 @@ def test_missing_extra_names_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "pyarrow", None)
     with pytest.raises(ConfigError, match=r"clinideid\[parquet\]"):
         table_files.ParquetSource(Path("x.parquet"))
+
+
+def test_pages_never_skip_rows_that_share_an_id(tmp_path: Path):
+    """Paging by id (``id > last``) would skip the rest of a repeated id at a page's end; they are read."""
+    from clinideid.batch.sql import SqlSource
+
+    url = f"sqlite:///{tmp_path / 'dup.db'}"
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(sa.text("CREATE TABLE t (id INTEGER, note TEXT)"))
+        conn.execute(sa.text("INSERT INTO t VALUES (1,'a'),(2,'b'),(2,'c'),(2,'d'),(3,'e'),(NULL,'f')"))
+    engine.dispose()
+    rows = list(SqlSource(url, "SELECT id, note FROM t", "id", page_rows=2).rows())
+    assert rows[0].error is not None and "NULL" in rows[0].error  # the row without an id is counted
+    assert sorted(r.values["note"] for r in rows[1:]) == ["a", "b", "c", "d", "e"]

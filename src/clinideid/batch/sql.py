@@ -155,6 +155,7 @@ class SqlSource:
         last: Any = None
         first_page = sa.text(f"{base} WHERE {column} IS NOT NULL ORDER BY {column} LIMIT :n")
         next_page = sa.text(f"{base} WHERE {column} > :last ORDER BY {column} LIMIT :n")
+        same_id = sa.text(f"{base} WHERE {column} = :last")
         while True:
             try:
                 with self.engine.connect() as conn:
@@ -163,6 +164,12 @@ class SqlSource:
                     else:
                         result = conn.execute(next_page, {"last": last, "n": self.page_rows})
                     page = [dict(r._mapping) for r in result]
+                    if len(page) == self.page_rows:
+                        # rows sharing the page's last id may run past the page: read them all now, or the
+                        # next page (id > last) would skip them; the batch then reports them as duplicates
+                        last = page[-1][self.id_column]
+                        seen = sum(1 for v in page if v[self.id_column] == last)
+                        page += [dict(r._mapping) for r in conn.execute(same_id, {"last": last})][seen:]
             except sa.exc.SQLAlchemyError as exc:
                 raise db_error(exc, "reading the --query", self.url) from None
             for values in page:
@@ -170,7 +177,6 @@ class SqlSource:
                 yield SourceRow(number, values)
             if len(page) < self.page_rows:
                 return
-            last = page[-1][self.id_column]
 
 
 def _sql_type(values: list[Any]):

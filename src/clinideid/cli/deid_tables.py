@@ -219,6 +219,11 @@ def run_stdin(
             max_bytes,
             time_limit,
         )
+    except KeyboardInterrupt:
+        typer.secho(
+            "interrupted: the records answered so far are complete lines", err=True, fg=typer.colors.RED
+        )
+        raise typer.Exit(EXIT_INTERRUPTED) from None
     except BrokenPipeError:
         # the reader is gone: nothing more can be delivered; silence the flush at exit and stop
         devnull = os.open(os.devnull, os.O_WRONLY)
