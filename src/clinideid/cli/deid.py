@@ -121,7 +121,9 @@ def deid(
     ),
     scope: str | None = typer.Option(None, "--scope", help="Surrogate scope: document, patient or corpus."),
     patient_id: str | None = typer.Option(
-        None, "--patient-id", help="Patient id source: metadata:FIELD or filename:REGEX (first group)."
+        None,
+        "--patient-id",
+        help="Patient id source: metadata:FIELD or filename:REGEX (first group); for tables column:NAME.",
     ),
     annotations: str = typer.Option(
         "jsonl", "--annotations", help="brat, jsonl (report.jsonl only) or none."
@@ -274,7 +276,7 @@ def deid(
         )
         check_table_args(args)
         config_digest = hashlib.sha256(config.read_bytes()).hexdigest() if config is not None else None
-        columns = [id_column, sorted(text_column), language_column, patient_id, drop_fields]
+        columns = [id_column, sorted(text_column), language_column, patient_id, drop_fields, output_format]
         settings = settings_fingerprint(
             {"language": language, "config": config_digest, "overrides": overrides, "columns": columns}, key
         )
