@@ -26,6 +26,13 @@ FIXED_NOTE = "Patient John Smith, DOB 01/02/1950, MRN 1234567, seen at St. Mary'
 FIXED_PHI = ("John Smith", "Smith", "01/02/1950", "1234567", "St. Mary's")
 
 
+def write_key(folder: Path) -> Path:
+    """A fixed secret key (surrogates, hence these tests, are the same on every run)."""
+    from clinideid.transform.keys import save_key
+
+    return save_key(folder / "secret.key", bytes(range(7, 39)))
+
+
 def leaked(phi: Iterable[str], text: str) -> list[str]:
     """The PHI strings found in ``text`` as whole words (a surrogate "Johnson" does not leak "John")."""
     return [p for p in phi if re.search(rf"(?<!\w){re.escape(p)}(?!\w)", text)]
@@ -40,7 +47,9 @@ def make_rows(n: int, seed: int = 0, size: int = 300) -> tuple[list[dict], list[
         if i == 0:
             note = FIXED_NOTE
         comment = f"Called by Dr. {fake_name(rng)} Wenzel on 05/06/2021."
-        rows.append({"id": i + 1, "note": note, "comment": comment, "ward": f"ward {i % 7}", "language": "en"})
+        rows.append(
+            {"id": i + 1, "note": note, "comment": comment, "ward": f"ward {i % 7}", "language": "en"}
+        )
         planted.extend(phi)
     return rows, planted
 

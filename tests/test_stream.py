@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 from batch_fixtures import deid_command
-from table_fixtures import FIXED_NOTE, FIXED_PHI, leaked, make_rows
+from table_fixtures import FIXED_NOTE, FIXED_PHI, leaked, make_rows, write_key
 
 ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
 
@@ -27,7 +27,7 @@ def test_stream_one_output_line_per_input_line_in_order(tmp_path: Path):
     lines += [json.dumps(r) for r in recs[2:]]
     data = ("\n".join(lines) + "\n").encode("utf-8")
     proc = subprocess.run(
-        deid_command("-", "--language", "en", "--ephemeral-key"), input=data, capture_output=True, env=ENV,
+        deid_command("-", "--language", "en", "--key-file", str(write_key(tmp_path))), input=data, capture_output=True, env=ENV,
         timeout=300,
     )  # fmt: skip
     assert proc.returncode == 3, proc.stderr.decode()  # two bad lines
@@ -43,10 +43,10 @@ def test_stream_one_output_line_per_input_line_in_order(tmp_path: Path):
     assert leaked((*FIXED_PHI, *planted, "Elvira", "Quandt"), stderr) == []
 
 
-def test_stream_answers_each_line_before_the_input_ends():
+def test_stream_answers_each_line_before_the_input_ends(tmp_path: Path):
     """Flushed per line: a record comes back while stdin is still open (an interactive pipe works)."""
     proc = subprocess.Popen(
-        deid_command("-", "-l", "en", "--ephemeral-key"),
+        deid_command("-", "-l", "en", "--key-file", str(write_key(tmp_path))),
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=ENV,
     )  # fmt: skip
     try:

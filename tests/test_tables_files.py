@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from batch_fixtures import deid_command, journal_lines
 from clinideid.cli import _register_commands, app
 from clinideid.errors import ConfigError
-from table_fixtures import FIXED_PHI, kill_when, leaked, make_rows, start_deid
+from table_fixtures import FIXED_PHI, kill_when, leaked, make_rows, start_deid, write_key
 
 _register_commands()
 runner = CliRunner()
@@ -55,7 +55,10 @@ def test_csv_round_trip_with_bad_rows(tmp_path: Path):
     write_csv(src, rows, bad)
     out = tmp_path / "safe"
     res = run(
-        str(src), "-o", str(out), *table_args("--ephemeral-key", "--max-bytes", "500", "--batch-size", "3")
+        str(src),
+        "-o",
+        str(out),
+        *table_args("--key-file", str(write_key(tmp_path)), "--max-bytes", "500", "--batch-size", "3"),
     )
     assert res.exit_code == 3, res.output
     written = read_csv(out / "notes.csv")
@@ -102,8 +105,7 @@ def test_parquet_round_trip_keeps_types(tmp_path: Path):
     src = tmp_path / "notes.parquet"
     pq.write_table(pa.Table.from_pylist(rows), src)
     out = tmp_path / "safe"
-    key = tmp_path / "k.key"
-    assert runner.invoke(app, ["keygen", str(key)]).exit_code == 0
+    key = write_key(tmp_path)
     res = run(str(src), "-o", str(out), *table_args("--key-file", str(key), "--batch-size", "4"))
     assert res.exit_code == 0, res.output
     table = pq.read_table(out / "notes.parquet")
@@ -126,8 +128,7 @@ def test_csv_rerun_needs_resume_or_overwrite_and_never_writes_beside_the_input(t
     write_csv(src, rows)
     original = src.read_bytes()
     out = tmp_path / "safe"
-    key = tmp_path / "k.key"
-    assert runner.invoke(app, ["keygen", str(key)]).exit_code == 0
+    key = write_key(tmp_path)
     assert run(str(src), "-o", str(out), *table_args("--key-file", str(key))).exit_code == 0
     with pytest.raises(ConfigError, match="--resume"):
         run(str(src), "-o", str(out), *table_args("--key-file", str(key)))
@@ -167,8 +168,7 @@ def test_killed_table_run_resumes_exactly_once(tmp_path: Path, fmt: str):
     else:
         pq.write_table(pa.Table.from_pylist(rows), src)
     out = tmp_path / "safe"
-    key = tmp_path / "k.key"
-    assert runner.invoke(app, ["keygen", str(key)]).exit_code == 0
+    key = write_key(tmp_path)
     args = [str(src), "-o", str(out), *table_args("--key-file", str(key), "--batch-size", "10")]
     proc = start_deid(*args)
     assert kill_when(proc, lambda: journal_lines(out) >= 40), "the run ended before it could be killed"
@@ -199,8 +199,7 @@ def test_patient_scope_and_duplicate_ids(tmp_path: Path):
     src = tmp_path / "visits.csv"
     write_csv(src, rows)
     out = tmp_path / "safe"
-    key = tmp_path / "k.key"
-    assert runner.invoke(app, ["keygen", str(key)]).exit_code == 0
+    key = write_key(tmp_path)
     res = run(
         str(src), "-o", str(out), "--id-column", "id", "--text-column", "note", "-l", "en", "--no-progress",
         "--key-file", str(key), "--scope", "patient", "--patient-id", "column:patient", "--drop-fields",

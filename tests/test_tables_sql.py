@@ -13,7 +13,16 @@ from typer.testing import CliRunner
 from batch_fixtures import deid_command
 from clinideid.cli import _register_commands, app, main
 from clinideid.errors import ConfigError
-from table_fixtures import FIXED_PHI, find_initdb, kill_when, leaked, make_rows, postgres_server, start_deid
+from table_fixtures import (
+    FIXED_PHI,
+    find_initdb,
+    kill_when,
+    leaked,
+    make_rows,
+    postgres_server,
+    start_deid,
+    write_key,
+)
 
 sa = pytest.importorskip("sqlalchemy")
 
@@ -77,8 +86,7 @@ def _round_trip(in_url: str, out_url: str, tmp_path: Path, caplog) -> None:
     rows[3]["note"] = "Patient: Elvira Quandt. " * 200  # over --max-bytes: this row fails, the batch goes on
     rows[5]["note"] = None  # nothing to de-identify: written unchanged
     make_notes(in_url, rows)
-    key = tmp_path / "secret.key"
-    assert runner.invoke(app, ["keygen", str(key)]).exit_code == 0
+    key = write_key(tmp_path)
     with caplog.at_level(logging.DEBUG):
         res = run(
             *sql_args(
@@ -174,8 +182,7 @@ def test_other_columns_dropped_on_request(tmp_path: Path):
 def _kill_and_resume(in_url: str, out_url: str, tmp_path: Path, table: str) -> None:
     rows, planted = make_rows(600, seed=3)
     make_notes(in_url, rows)
-    key = tmp_path / "secret.key"
-    assert runner.invoke(app, ["keygen", str(key)]).exit_code == 0
+    key = write_key(tmp_path)
     args = sql_args(in_url, out_url, table, "--key-file", str(key), "--batch-size", "10")
 
     def written() -> int:

@@ -223,6 +223,31 @@ def deid(
         raise ConfigError(
             "--name-outputs hash, --annotations brat and (for '-') --resume apply to files only"
         )
+    if tables:
+        args = TableArgs(
+            source,
+            table_fmt,
+            output,
+            from_sql,
+            query,
+            to_sql,
+            table,
+            report_table,
+            id_column,
+            text_column,
+            language_column,
+            patient_id,
+            drop_fields,
+            output_format,
+            batch_size,
+            encoding,
+            max_bytes,
+            time_limit,
+            resume,
+            overwrite,
+            fsync,
+        )
+        check_table_args(args)
     overrides: dict = {}
     if operator:
         overrides["operators"] = _parse_operator_overrides(operator)
@@ -251,30 +276,6 @@ def deid(
         )
         return
     if tables:
-        args = TableArgs(
-            source,
-            table_fmt,
-            output,
-            from_sql,
-            query,
-            to_sql,
-            table,
-            report_table,
-            id_column,
-            text_column,
-            language_column,
-            patient_id,
-            drop_fields,
-            output_format,
-            batch_size,
-            encoding,
-            max_bytes,
-            time_limit,
-            resume,
-            overwrite,
-            fsync,
-        )
-        check_table_args(args)
         config_digest = hashlib.sha256(config.read_bytes()).hexdigest() if config is not None else None
         columns = [id_column, sorted(text_column), language_column, patient_id, drop_fields, output_format]
         settings = settings_fingerprint(

@@ -90,6 +90,7 @@ def check_table_args(args: TableArgs) -> None:
         raise ConfigError("--table/--report-table need --to-sql URL")
     if args.output_format is not None and args.output_format not in ("csv", "parquet"):
         raise ConfigError("--output-format must be csv or parquet")
+    patient_column(args.patient_id)
 
 
 def _source(args: TableArgs):
