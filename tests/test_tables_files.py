@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -216,3 +217,36 @@ def test_patient_scope_and_duplicate_ids(tmp_path: Path):
     assert list(read_csv(out / "visits.csv")[0]) == ["id", "note"]  # --drop-fields: the patient column too
     errors = json.loads((out / "summary.json").read_text("utf-8"))["errors"]
     assert errors == [{"id": "a#row-4", "error": "row 4: duplicate id; not written"}]
+
+
+@pytest.mark.slow
+def test_sigterm_writes_what_is_done_and_resume_finishes(tmp_path: Path):
+    import signal
+
+    rows, _ = make_rows(400, seed=9)
+    src = tmp_path / "notes.csv"
+    write_csv(src, rows)
+    out = tmp_path / "safe"
+    args = [
+        str(src),
+        "-o",
+        str(out),
+        *table_args("--key-file", str(write_key(tmp_path)), "--batch-size", "10"),
+    ]
+    proc = start_deid(*args)
+    deadline = time.monotonic() + 180
+    while journal_lines(out) < 25 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert proc.poll() is None, "the run ended before it could be stopped"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err.decode()
+    assert "--resume" in err.decode()
+    stopped = read_csv(out / "notes.csv")  # the table of what was done is in place
+    # the current row was finished and written with the rows before it: nothing done is lost
+    assert 0 < len(stopped) < 400 and [int(r["id"]) for r in stopped] == list(range(1, len(stopped) + 1))
+    done = subprocess.run(deid_command(*args, "--resume"), capture_output=True, timeout=600)
+    assert done.returncode == 0, done.stderr.decode()
+    final = read_csv(out / "notes.csv")
+    assert sorted(int(r["id"]) for r in final) == list(range(1, 401))
+    assert final[: len(stopped)] == stopped  # what the stopped run wrote is kept as it was
