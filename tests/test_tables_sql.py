@@ -127,6 +127,12 @@ def _round_trip(in_url: str, out_url: str, tmp_path: Path, caplog) -> None:
     )
     assert again.exit_code == 3 and "11 skipped as done" in again.output
     assert len(fetch(out_url, "SELECT id FROM notes_deid")) == 11
+    with pytest.raises(ConfigError, match="other settings"):  # another operator: inconsistent rows
+        run(
+            *sql_args(
+                in_url, out_url, "notes_deid", "--key-file", str(key), "--resume", "--operator", "default=tag"
+            )
+        )
 
 
 def test_sqlite_round_trip_writes_rows_and_reports(tmp_path: Path, caplog):

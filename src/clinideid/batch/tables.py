@@ -9,6 +9,7 @@ column, an unreachable database) stops it before anything is written.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections import Counter
@@ -306,6 +307,10 @@ def run_table(
                 sink.write_batch(batch)
                 if progress is not None:
                     progress(len(batch))
-    finally:
-        summary = sink.close(finished, counts.skipped)
+    except BaseException:
+        # what is written stays consistent; a second error while closing must not hide the first
+        with contextlib.suppress(Exception):
+            sink.close(False, counts.skipped)
+        raise
+    summary = sink.close(finished, counts.skipped)
     return TableOutcome(summary, None if finished else (stop.signal_name or "error"))
