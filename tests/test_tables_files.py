@@ -250,3 +250,23 @@ def test_sigterm_writes_what_is_done_and_resume_finishes(tmp_path: Path):
     final = read_csv(out / "notes.csv")
     assert sorted(int(r["id"]) for r in final) == list(range(1, 401))
     assert final[: len(stopped)] == stopped  # what the stopped run wrote is kept as it was
+
+
+def test_config_and_operator_options_apply_to_tables(tmp_path: Path):
+    rows, planted = make_rows(3)
+    src = tmp_path / "notes.csv"
+    write_csv(src, rows)
+    config = tmp_path / "tags.yaml"
+    config.write_text(
+        "language: en\ndetectors:\n  - type: rules\n    language: en\noperators:\n  default: tag\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "safe"
+    res = run(
+        str(src), "-o", str(out), *table_args("--config", str(config), "--operator", "DATE=redact"),
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    got = read_csv(out / "notes.csv")
+    assert "[" in got[0]["note"] and "[" in got[0]["comment"]  # tags, no key needed
+    assert "05/06/2021" not in got[0]["comment"] and "/" not in got[1]["comment"]  # dates redacted
+    assert leaked((*FIXED_PHI, *planted, "Wenzel"), json.dumps(got)) == []
