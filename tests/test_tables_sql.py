@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import subprocess
 from pathlib import Path
 
@@ -171,6 +172,10 @@ def test_output_table_that_is_the_input_is_refused(tmp_path: Path):
     assert fetch(url, "SELECT count(*) FROM notes") == [(2,)]
     with pytest.raises(SystemExit) as exc:
         main(["deid", *sql_args(url, url, "out", "--report-table", "notes", "--ephemeral-key")])
+    assert exc.value.code == 2
+    relative = f"sqlite:///{os.path.relpath(tmp_path / 'notes.db')}"  # the same file, named otherwise
+    with pytest.raises(SystemExit) as exc:
+        main(["deid", *sql_args(url, relative, "notes", "--ephemeral-key")])
     assert exc.value.code == 2
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import json
+import os
 import re
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -83,14 +84,17 @@ def create_engine(url: str):
 
 
 def same_database(a: str, b: str) -> bool:
+    """Whether two URLs name the same database (SQLite files compared by their resolved path)."""
     sa = _sqlalchemy()
-    ua, ub = sa.engine.make_url(a), sa.engine.make_url(b)
-    return (ua.get_backend_name(), ua.host, ua.port, ua.database) == (
-        ub.get_backend_name(),
-        ub.host,
-        ub.port,
-        ub.database,
-    )
+
+    def where(url: str) -> tuple:
+        u = sa.engine.make_url(url)
+        database = u.database
+        if u.get_backend_name() == "sqlite" and database and database != ":memory:":
+            database = os.path.realpath(database)
+        return (u.get_backend_name(), u.host, u.port, database)
+
+    return where(a) == where(b)
 
 
 def _table_words(query: str) -> set[str]:
