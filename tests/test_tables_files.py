@@ -270,3 +270,16 @@ def test_config_and_operator_options_apply_to_tables(tmp_path: Path):
     assert "[" in got[0]["note"] and "[" in got[0]["comment"]  # tags, no key needed
     assert "05/06/2021" not in got[0]["comment"] and "/" not in got[1]["comment"]  # dates redacted
     assert leaked((*FIXED_PHI, *planted, "Wenzel"), json.dumps(got)) == []
+
+
+def test_rows_over_the_time_limit_fail_and_the_table_is_still_written(tmp_path: Path):
+    rows, planted = make_rows(3, size=20000)
+    src = tmp_path / "notes.csv"
+    write_csv(src, rows)
+    out = tmp_path / "safe"
+    res = run(str(src), "-o", str(out), *table_args("--ephemeral-key", "--time-limit", "0.001"))
+    assert res.exit_code == 3, res.output
+    assert read_csv(out / "notes.csv") == []  # the header only: no row half de-identified
+    errors = json.loads((out / "summary.json").read_text("utf-8"))["errors"]
+    assert len(errors) == 3 and all("time limit" in e["error"] for e in errors)
+    assert leaked((*FIXED_PHI, *planted), (out / "summary.json").read_text("utf-8") + res.output) == []
