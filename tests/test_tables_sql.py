@@ -255,3 +255,24 @@ def test_pages_never_skip_rows_that_share_an_id(tmp_path: Path):
     rows = list(SqlSource(url, "SELECT id, note FROM t", "id", page_rows=2).rows())
     assert rows[0].error is not None and "NULL" in rows[0].error  # the row without an id is counted
     assert sorted(r.values["note"] for r in rows[1:]) == ["a", "b", "c", "d", "e"]
+
+
+def test_postgres_value_errors_never_quote_row_values(pg_url: str, tmp_path: Path, capsys):
+    """A database error about a value (here a text copied into an integer column) is reported by type only."""
+    rows, _ = make_rows(3)
+    for r in rows:
+        r["ward"] = "Elvira Quandt"  # a name in a column copied verbatim
+    make_notes(pg_url, rows, "typed_notes")
+    engine = sa.create_engine(pg_url)
+    with engine.begin() as conn:
+        conn.execute(sa.text("DROP TABLE IF EXISTS typed_deid"))
+        conn.execute(sa.text("CREATE TABLE typed_deid (id INTEGER PRIMARY KEY, note TEXT, ward INTEGER)"))
+    engine.dispose()
+    with pytest.raises(SystemExit) as exc:
+        main(["deid", "--from-sql", pg_url, "--query", "SELECT id, note, ward FROM typed_notes", "--id-column",
+              "id", "--text-column", "note", "--to-sql", pg_url, "--table", "typed_deid", "-l", "en",
+              "--ephemeral-key", "--no-progress"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "SQLSTATE 22P02" in err, err
+    assert "Elvira" not in err and "Quandt" not in err
+    assert fetch(pg_url, "SELECT count(*) FROM typed_deid") == [(0,)]  # the failed batch left nothing

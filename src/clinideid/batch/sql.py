@@ -23,8 +23,6 @@ from clinideid.errors import ConfigError
 
 DEFAULT_PAGE_ROWS = 1000
 REPORT_SUFFIX = "_report"
-#: database errors whose text can quote row values (a failed cast, a duplicate key)
-_VALUE_ERRORS = ("DataError", "IntegrityError")
 
 
 def _sqlalchemy():
@@ -45,21 +43,21 @@ def masked(url: str) -> str:
 
 
 def db_error(exc: BaseException, what: str, url: str) -> ConfigError:
-    """A PHI-free message for a database error: its type, its SQLSTATE, and its first line where that cannot
-    hold row values."""
+    """A PHI-free message for a database error: its type and SQLSTATE, plus its first line only for errors
+    about the connection or the schema (a value error's text can quote a row: ``invalid input … 'Smith'``)."""
+    sa = _sqlalchemy()
     orig = getattr(exc, "orig", None) or exc
-    kind = type(orig).__name__
     code = getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)
     detail = ""
-    if kind not in _VALUE_ERRORS:
-        first = str(orig).strip().splitlines()[0] if str(orig).strip() else ""
-        sa = _sqlalchemy()
+    if isinstance(exc, sa.exc.OperationalError | sa.exc.ProgrammingError | sa.exc.NoSuchTableError):
+        text = str(orig).strip()
+        first = text.splitlines()[0] if text else ""
         password = sa.engine.make_url(url).password if "://" in url else None
         if password:
             first = first.replace(str(password), "***")
         detail = f": {first[:300]}" if first else ""
     code_text = f", SQLSTATE {code}" if code else ""
-    return ConfigError(f"{what} failed on {masked(url)} ({kind}{code_text}){detail}")
+    return ConfigError(f"{what} failed on {masked(url)} ({type(orig).__name__}{code_text}){detail}")
 
 
 def create_engine(url: str):
