@@ -20,6 +20,14 @@ from clinideid.batch.runner import (
     run_batch,
 )
 from clinideid.cli import app
+from clinideid.cli.deid_tables import (
+    TableArgs,
+    check_table_args,
+    is_stream,
+    run_stdin,
+    run_tables,
+    table_format,
+)
 from clinideid.config import load_config
 from clinideid.errors import ConfigError, InputError
 from clinideid.pipeline import MultilingualDeidentifier
@@ -62,18 +70,24 @@ def _load_key(key_file: Path | None, ephemeral: bool) -> bytes | None:
         "Examples: clinideid deid notes/ -o safe/ --language es --key-file secret.key | "
         "clinideid deid notes.jsonl -o safe/ --operator DATE=date_generalize --ephemeral-key | "
         "clinideid deid corpus/ --format brat -o safe/ --operator default=tag | "
-        "clinideid deid notes/ -o safe/ --key-file secret.key --resume. "
+        "clinideid deid notes/ -o safe/ --key-file secret.key --resume | "
+        "clinideid deid notes.csv -o safe/ --id-column id --text-column note -l en --key-file secret.key | "
+        "clinideid deid --from-sql sqlite:///notes.db --query 'SELECT id, note FROM notes' --id-column id "
+        "--text-column note --to-sql sqlite:///safe.db --table notes_deid --key-file secret.key | "
+        "cat notes.jsonl | clinideid deid - -l en --ephemeral-key > safe.jsonl. "
         "Exit codes: 0 every document done; 3 some documents failed (see summary.json; "
         "--allow-failures makes it 0); 2 a problem of the whole run (nothing written); "
         "130 stopped by SIGINT/SIGTERM (finish with --resume)."
     )
 )
 def deid(
-    source: Path = typer.Argument(
-        ..., help="A text file, a folder of .txt files, a .jsonl file, or a corpus."
+    source: Path | None = typer.Argument(
+        None,
+        help="A text file, a folder of .txt files, a .jsonl file, a corpus, a .csv/.parquet table, or '-' "
+        "(JSONL records on stdin, de-identified records on stdout).",
     ),
-    output: Path = typer.Option(
-        ...,
+    output: Path | None = typer.Option(
+        None,
         "--output",
         "-o",
         help="Output folder (created if missing; never inside or containing the input).",
@@ -107,7 +121,9 @@ def deid(
     ),
     scope: str | None = typer.Option(None, "--scope", help="Surrogate scope: document, patient or corpus."),
     patient_id: str | None = typer.Option(
-        None, "--patient-id", help="Patient id source: metadata:FIELD or filename:REGEX (first group)."
+        None,
+        "--patient-id",
+        help="Patient id source: metadata:FIELD or filename:REGEX (first group); for tables column:NAME.",
     ),
     annotations: str = typer.Option(
         "jsonl", "--annotations", help="brat, jsonl (report.jsonl only) or none."
@@ -147,6 +163,30 @@ def deid(
         False, "--fsync", help="Sync every output to disk before recording it (survives power loss; slower)."
     ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+    from_sql: str | None = typer.Option(
+        None, "--from-sql", help="Tables: read rows from this database URL (SQLAlchemy), with --query."
+    ),
+    query: str | None = typer.Option(None, "--query", help="Tables: the SELECT that gives the rows."),
+    to_sql: str | None = typer.Option(
+        None, "--to-sql", help="Tables: write rows to this database URL, into --table."
+    ),
+    table: str | None = typer.Option(None, "--table", help="Tables: the output table (created if missing)."),
+    report_table: str | None = typer.Option(
+        None, "--report-table", help="Tables: the report table (default: <table>_report)."
+    ),
+    id_column: str | None = typer.Option(None, "--id-column", help="Tables: the column naming each row."),
+    text_column: list[str] = typer.Option(
+        [], "--text-column", help="Tables: a column to de-identify; repeatable."
+    ),
+    language_column: str | None = typer.Option(
+        None, "--language-column", help="Tables: a column with each row's language code."
+    ),
+    output_format: str | None = typer.Option(
+        None, "--output-format", help="Tables written to -o: csv or parquet (default: the input's)."
+    ),
+    batch_size: int = typer.Option(
+        500, "--batch-size", help="Tables: rows written together (one transaction or part file)."
+    ),
 ) -> None:
     """De-identify clinical notes: detect PHI, replace it, write the texts plus a report and a summary.
 
@@ -166,9 +206,48 @@ def deid(
     if resume and overwrite:
         raise ConfigError("give either --resume or --overwrite, not both")
     check_encoding(encoding)
-    if not source.exists():
-        raise InputError(f"input path {source} does not exist")
-    check_paths(source, output)
+    stream = is_stream(source)
+    table_fmt = table_format(source, fmt)
+    tables = table_fmt is not None or from_sql is not None or to_sql is not None
+    if not stream and not tables:
+        if source is None:
+            raise ConfigError("give an input: a file, a folder, '-' for stdin, or --from-sql URL")
+        if output is None:
+            raise ConfigError("give an output folder with -o/--output")
+        if not source.exists():
+            raise InputError(f"input path {source} does not exist")
+        check_paths(source, output)
+    if stream and (output is not None or tables):
+        raise ConfigError("'-' writes de-identified records to stdout: leave out -o and the table options")
+    if (stream or tables) and (name_outputs != "id" or annotations == "brat" or (resume and stream)):
+        raise ConfigError(
+            "--name-outputs hash, --annotations brat and (for '-') --resume apply to files only"
+        )
+    if tables:
+        args = TableArgs(
+            source,
+            table_fmt,
+            output,
+            from_sql,
+            query,
+            to_sql,
+            table,
+            report_table,
+            id_column,
+            text_column,
+            language_column,
+            patient_id,
+            drop_fields,
+            output_format,
+            batch_size,
+            encoding,
+            max_bytes,
+            time_limit,
+            resume,
+            overwrite,
+            fsync,
+        )
+        check_table_args(args)
     overrides: dict = {}
     if operator:
         overrides["operators"] = _parse_operator_overrides(operator)
@@ -186,11 +265,25 @@ def deid(
             "--resume needs the key of the run it finishes: use --key-file, not --ephemeral-key"
         )
     cfg = load_config(config) if config is not None else None
-    get_patient = patient_id_getter(patient_id)
+    get_patient = None if tables else patient_id_getter(patient_id)
     deidentifier = MultilingualDeidentifier(language, key, cfg, overrides)
     deidentifier.build_all()  # a bad config or model fails here, before any output is touched
 
     policy = FieldPolicy(frozenset(keep_field), drop_fields)
+    if stream:
+        run_stdin(
+            deidentifier, language, policy, get_patient, encoding, max_bytes, time_limit, allow_failures
+        )
+        return
+    if tables:
+        config_digest = hashlib.sha256(config.read_bytes()).hexdigest() if config is not None else None
+        columns = [id_column, sorted(text_column), language_column, patient_id, drop_fields, output_format]
+        settings = settings_fingerprint(
+            {"language": language, "config": config_digest, "overrides": overrides, "columns": columns}, key
+        )
+        run_tables(args, deidentifier, language, settings, progress, allow_failures)
+        return
+    assert source is not None and output is not None and get_patient is not None
     options = BatchOptions(
         annotations=annotations,
         jsonl_name=source.name if fmt in (None, "jsonl") and is_jsonl(source) else None,

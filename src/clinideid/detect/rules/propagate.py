@@ -149,7 +149,10 @@ def find_variants(
                 continue
             if regions is None:
                 regions = case_regions(masked)
-            if regions.style_at(pos) != "lower" or common_words.get(lowered[pos:end].casefold(), 0.0) >= VERY_COMMON_ZIPF:
+            if (
+                regions.style_at(pos) != "lower"
+                or common_words.get(lowered[pos:end].casefold(), 0.0) >= VERY_COMMON_ZIPF
+            ):
                 continue
         start = pos
         if seed.spec.initials:
