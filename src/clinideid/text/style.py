@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+import regex
+
 CaseStyle = Literal["lower", "upper", "mixed"]
 
 #: a block needs this many cased letters to be judged on its own
@@ -20,13 +22,15 @@ MIN_LETTERS = 40
 #: at most this share of the other case still counts as one style (acronyms in lower-case notes, "pH"...)
 TOLERANCE = 0.03
 _BLOCK_BREAK = re.compile(r"\n[ \t]*\n")
+_UPPER = regex.compile(r"\p{Lu}+")
+_LOWER = regex.compile(r"\p{Ll}+")
 
 
 def case_style(text: str, start: int = 0, end: int | None = None) -> CaseStyle | None:
     """The case style of ``text[start:end]``, or None when it has fewer than ``MIN_LETTERS`` cased letters."""
     segment = text[start:end]
-    upper = sum(1 for c in segment if c.isupper())
-    lower = sum(1 for c in segment if c.islower())
+    upper = sum(map(len, _UPPER.findall(segment)))  # runs, not letters: far fewer matches to build
+    lower = sum(map(len, _LOWER.findall(segment)))
     total = upper + lower
     if total < MIN_LETTERS:
         return None

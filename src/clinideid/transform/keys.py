@@ -80,9 +80,16 @@ def key_weakness(key: bytes) -> str | None:
     return None
 
 
+#: the last key that passed ``check_key`` (keyed operators check the key on every replacement; a
+#: document has thousands of them and the key does not change between them)
+_LAST_GOOD_KEY: list[bytes] = []
+
+
 def check_key(key: object) -> bytes:
     """``key`` if it is a usable key, else ``ConfigError``: too short, or too predictable to be secret
     (all-zero, one repeated byte, a short repeated pattern)."""
+    if type(key) is bytes and _LAST_GOOD_KEY and _LAST_GOOD_KEY[0] == key:
+        return key
     if not isinstance(key, bytes | bytearray):
         raise ConfigError(f"a key must be bytes, got {type(key).__name__}")
     key = bytes(key)
@@ -94,6 +101,7 @@ def check_key(key: object) -> bytes:
             f"the key is not secret: {weakness}, so anyone could guess it and reverse the pseudonyms; "
             f"use a random key ({_MAKE_KEY})"
         )
+    _LAST_GOOD_KEY[:] = [key]
     return key
 
 

@@ -15,8 +15,9 @@ in the length of the text (the packs keep their own patterns linear; ``tests/tes
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from clinideid.detect.rules.compiler import CompiledPack, CompiledPass
 from clinideid.detect.rules.masking import UNMASKED_RUN, is_masked, mask, prepare
@@ -24,6 +25,7 @@ from clinideid.detect.rules.matchers import Matcher
 from clinideid.detect.rules.normalize import normalize_for_matching
 from clinideid.detect.rules.propagate import Seed, find_variants
 from clinideid.errors import ConfigError
+from clinideid.text.style import CaseRegions, case_regions
 
 _EDGE_PUNCT = " \t\r\n\f\v,;:(-–—/"
 
@@ -130,7 +132,9 @@ class RuleEngine:
             chosen.append(Found(a, b, label, score, m.rule_id, p.name, safe=m.safe))
         return chosen
 
-    def _propagate(self, p: CompiledPass, chosen: list[Found], masked: str, text: str) -> list[Found]:
+    def _propagate(
+        self, p: CompiledPass, chosen: list[Found], masked: str, text: str, regions: Callable[[], CaseRegions]
+    ) -> list[Found]:
         by_id = {m.rule_id: m for m in p.matchers}
         seeds = []
         for f in sorted(chosen, key=lambda f: f.start):
@@ -147,6 +151,7 @@ class RuleEngine:
             connectors=self.pack.connectors,
             allowlist=self.pack.allowlist,
             common_words=self._common_words,
+            regions=regions,
         ):
             score = round(seed.score * seed.spec.score_factor, 4)
             out.append(Found(s, e, seed.label, score, f"{seed.rule_id}+propagated", p.name, propagated=True))
@@ -159,12 +164,13 @@ class RuleEngine:
         text = normalize_for_matching(text)
         masked = prepare(text)
         found: list[Found] = []
+        regions = cache(lambda: case_regions(text))  # case style per block: once per run, when needed
         for p in self.passes:
             chosen = self._run_pass(p, masked, text)
             if not chosen:
                 continue
             masked = mask(masked, ((f.start, f.end, None if f.safe else f.label) for f in chosen))
-            extra = self._propagate(p, chosen, masked, text)
+            extra = self._propagate(p, chosen, masked, text, regions)
             if extra:
                 masked = mask(masked, ((f.start, f.end, f.label) for f in extra))
                 chosen.extend(extra)

@@ -12,14 +12,14 @@ preceded by initials.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import regex
 
 from clinideid.detect.rules.schema import PropagateSpec
-from clinideid.text.style import case_regions
+from clinideid.text.style import CaseRegions, case_regions
 
 #: in a lower-case block, a name part this frequent in the language (Zipf) is not searched in lower case:
 #: "mark", "will", "hope" are words there before they are names
@@ -108,6 +108,7 @@ def find_variants(
     allowlist: Any | None,
     titles: frozenset[str] = DEFAULT_TITLES,
     common_words: Mapping[str, float] | None = None,
+    regions: Callable[[], CaseRegions] | None = None,
 ) -> list[tuple[int, int, Seed]]:
     """Mentions of the seeds' names in ``masked`` (already-found spans are masked), left to right.
 
@@ -142,15 +143,15 @@ def find_variants(
     ignore = connectors | titles
     hits: list[tuple[int, int, Seed]] = []
     hits.extend(_full_occurrences(lowered, masked, full))
-    regions = None
+    case: CaseRegions | None = None  # the text's case style per block, read when first needed
     for pos, end, seed in _part_occurrences(lowered, masked, parts):
         if not masked[pos].isupper():
             if common_words is None:
                 continue
-            if regions is None:
-                regions = case_regions(masked)
+            if case is None:
+                case = regions() if regions is not None else case_regions(masked)
             if (
-                regions.style_at(pos) != "lower"
+                case.style_at(pos) != "lower"
                 or common_words.get(lowered[pos:end].casefold(), 0.0) >= VERY_COMMON_ZIPF
             ):
                 continue
