@@ -146,6 +146,13 @@ def deid(
     fsync: bool = typer.Option(
         False, "--fsync", help="Sync every output to disk before recording it (survives power loss; slower)."
     ),
+    workers: int | None = typer.Option(
+        None,
+        "--workers",
+        "-j",
+        help="Worker processes (default: every core, fewer for small inputs; 1: in this process). "
+        "Outputs are the same whatever the number.",
+    ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
 ) -> None:
     """De-identify clinical notes: detect PHI, replace it, write the texts plus a report and a summary.
@@ -165,6 +172,8 @@ def deid(
         raise ConfigError("--time-limit must be 0 (no limit) or a positive number of seconds")
     if resume and overwrite:
         raise ConfigError("give either --resume or --overwrite, not both")
+    if workers is not None and workers < 1:
+        raise ConfigError("--workers must be 1 or more (leave it out for one per core)")
     check_encoding(encoding)
     if not source.exists():
         raise InputError(f"input path {source} does not exist")
@@ -200,6 +209,7 @@ def deid(
         fields=policy,
         time_limit=time_limit,
         durable=fsync,
+        workers=0 if workers is None else workers,  # 0: chosen from the cores and the input's size
     )
     settings = settings_fingerprint(
         {

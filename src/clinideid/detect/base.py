@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 from clinideid.document import Document, Span
 from clinideid.errors import ConfigError
+from clinideid.extras import missing_extra
 
 
 class Detector(ABC):
@@ -66,7 +67,15 @@ def _load(type_name: str | None = None) -> None:
     for name in names:
         module = BUILTIN_DETECTORS.get(name)
         if module is not None and name not in _REGISTRY:
-            importlib.import_module(module)
+            try:
+                importlib.import_module(module)
+            except ModuleNotFoundError as exc:
+                error = missing_extra(exc, f"the {name!r} detector")
+                if error is None:
+                    raise
+                if type_name is not None:
+                    raise error from None
+                # listing every type: one whose optional dependency is missing is left out
 
 
 def available_detectors() -> list[str]:
