@@ -27,7 +27,7 @@ from batch_fixtures import (
     write_text_notes,
 )
 from clinideid.batch.inputs import InputItem
-from clinideid.batch.parallel import AUTO_DOCS_PER_WORKER, _workers_for, default_workers
+from clinideid.batch.parallel import AUTO_CHARS_PER_WORKER, _workers_for, default_workers
 from clinideid.document import Document
 
 pytestmark = pytest.mark.slow
@@ -109,35 +109,45 @@ def test_two_workers_write_the_same_bytes_as_one(tmp_path: Path, kind: str):
     assert not any(phi in everything for phi in [*planted, "Quxbrom"])
 
 
+def _workers(pid: int) -> list[int]:
+    """The worker processes of the command ``pid`` (not its resource tracker)."""
+    return [c for c in _children(pid) if b"spawn_main" in Path(f"/proc/{c}/cmdline").read_bytes()]
+
+
 def test_kill_9_of_the_parent_then_resume_with_workers(tmp_path: Path):
     key = _key(tmp_path)
     src = tmp_path / "notes"
-    write_text_notes(src, N_DOCS, NOTE_SIZE)
-    args = ["-l", "en", "--key-file", str(key), "--no-progress", "--workers", "2"]
+    n = 80
+    write_text_notes(src, n, 12_000)
+    args = ["-l", "en", "--key-file", str(key), "--no-progress"]
     clean = tmp_path / "clean"
-    assert run_to_end(str(src), "-o", str(clean), *args).returncode == 0
+    assert run_to_end(str(src), "-o", str(clean), *args, "--workers", "1").returncode == 0
 
     out = tmp_path / "out"
+    args += ["--workers", "2"]
     proc = start(str(src), "-o", str(out), *args)
-    assert wait_for_journal(out, 6, proc)
-    workers = _children(proc.pid)
-    assert workers  # the worker processes (and the resource tracker)
+    assert wait_for_journal(out, 4, proc)
+    os.kill(_workers(proc.pid)[0], signal.SIGKILL)  # a worker dies: the run goes on without losing its work
+    assert wait_for_journal(out, 30, proc)
+    children = _children(proc.pid)
+    assert children  # the worker processes (and the resource tracker)
     time.sleep(0.03)  # land inside a document
     proc.kill()
     proc.wait()
     deadline = time.monotonic() + 30
-    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+    while any(_alive(pid) for pid in children) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not any(_alive(pid) for pid in workers), "workers outlived their parent"
+    assert not any(_alive(pid) for pid in children), "workers outlived their parent"
     done_before = journal_lines(out) - 1
+    assert done_before < n
 
     res = run_to_end(str(src), "-o", str(out), *args, "--resume")
     assert res.returncode == 0, res.stderr
     assert _outputs(out) == _outputs(clean)
     summary = json.loads((out / "summary.json").read_text("utf-8"))
-    assert summary["succeeded"] == N_DOCS and summary["skipped"] == done_before
+    assert summary["succeeded"] == n and summary["skipped"] == done_before and summary["failed"] == 0
     assert [r["ended"] for r in summary["runs"]] == ["killed", "finished"]
-    assert sum(r["done"] for r in summary["runs"]) == N_DOCS
+    assert sum(r["done"] for r in summary["runs"]) == n
 
 
 CRASHING_DETECTOR = '''
@@ -264,9 +274,11 @@ def _items(n: int, size: int) -> list[InputItem]:
 
 def test_default_worker_count_grows_with_the_input():
     cores = default_workers()
-    assert cores == (os.process_cpu_count() if hasattr(os, "process_cpu_count") else cores)
-    assert _workers_for(_items(3, 500), exhausted=True, requested=0) == 1  # start-up would not pay off
-    many = _items(AUTO_DOCS_PER_WORKER * cores, 500)
-    assert _workers_for(many, exhausted=True, requested=0) == cores
+    if hasattr(os, "process_cpu_count"):
+        assert cores == os.process_cpu_count()
+    assert _workers_for(_items(30, 12_000), exhausted=True, requested=0) == 1  # start-up would not pay off
+    big = _items(cores * 4, AUTO_CHARS_PER_WORKER // 2)
+    assert _workers_for(big, exhausted=True, requested=0) == cores
+    assert _workers_for(_items(1, 5 * AUTO_CHARS_PER_WORKER), exhausted=True, requested=0) == 1  # one document
     assert _workers_for(_items(2, 500), exhausted=False, requested=0) == cores  # more input to come
     assert _workers_for(_items(1, 500), exhausted=True, requested=3) == 3  # asked for explicitly

@@ -19,7 +19,6 @@ exactly-once and ``--resume`` guarantees.
 from __future__ import annotations
 
 import logging
-import math
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -46,10 +45,10 @@ CHUNK_DOCS = 8
 CHUNK_CHARS = 100_000
 #: chunks out per worker: one running, one waiting in the queue so a worker never idles between chunks
 IN_FLIGHT_PER_WORKER = 2
-#: with the default worker count, a worker is started per this many documents (or characters) found in
-#: the first look at the input: a worker's start-up (spawn, imports, compiling the rule packs) costs seconds
-AUTO_DOCS_PER_WORKER = 8
-AUTO_CHARS_PER_WORKER = 200_000
+#: with the default worker count, one worker per this many characters found in the input (looked at up to
+#: this much per core): a worker's start-up (spawn, imports, compiling the rule packs, loading models) costs
+#: about as much as de-identifying a million characters with the English rules on one core
+AUTO_CHARS_PER_WORKER = 1_000_000
 #: how long the parent waits for results before it looks at stop requests again
 POLL_SECONDS = 0.2
 #: after a crash, how long to wait for the broken pool to fail its other futures
@@ -168,7 +167,11 @@ class _Pool:
         )
 
     def submit(self, chunk: _Chunk) -> None:
-        chunk.future = self.executor.submit(_work, chunk.tasks)
+        try:
+            chunk.future = self.executor.submit(_work, chunk.tasks)
+        except BrokenProcessPool as exc:  # broken before this chunk went out: handled as a crash too
+            chunk.future = Future()
+            chunk.future.set_exception(exc)
 
     def restart(self) -> None:
         self.close(wait=False)
@@ -214,29 +217,31 @@ def run_parallel(
 
 
 def _look_ahead(iterator: Iterator[InputItem], requested: int) -> tuple[list[InputItem], bool]:
-    """With the default worker count, read enough of the input to tell whether workers pay off."""
+    """With the default worker count, read enough of the input to tell whether workers pay off (at most
+    ``AUTO_CHARS_PER_WORKER`` characters per core are held)."""
     if requested > 0:
         return [], False
-    cores = default_workers()
+    enough = default_workers() * AUTO_CHARS_PER_WORKER
     ahead: list[InputItem] = []
     chars = 0
     for item in iterator:
         ahead.append(item)
         chars += len(item.document.text) if item.document is not None else 0
-        if len(ahead) >= cores * AUTO_DOCS_PER_WORKER or chars >= cores * AUTO_CHARS_PER_WORKER:
+        if chars >= enough:
             return ahead, False
     return ahead, True
 
 
 def _workers_for(ahead: list[InputItem], exhausted: bool, requested: int) -> int:
+    """``requested``, or (0) one per core, fewer when the whole input was seen and is small."""
     if requested > 0:
         return requested
     cores = default_workers()
     if not exhausted:
         return cores
-    chars = sum(len(i.document.text) for i in ahead if i.document is not None)
-    wanted = max(len(ahead) // AUTO_DOCS_PER_WORKER, math.ceil(chars / AUTO_CHARS_PER_WORKER) - 1)
-    return max(1, min(cores, wanted))
+    documents = [i.document for i in ahead if i.document is not None]
+    chars = sum(len(d.text) for d in documents)
+    return max(1, min(cores, len(documents), chars // AUTO_CHARS_PER_WORKER))
 
 
 def _chain(ahead: list[InputItem], rest: Iterator[InputItem]) -> Iterator[InputItem]:

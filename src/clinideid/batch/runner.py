@@ -6,6 +6,10 @@ loaded and checked against ``--resume``/``--overwrite``; then each input is de-i
 limit, its output written atomically, and its journal line committed. However the run ends (normally,
 SIGINT/SIGTERM after the current document, a run-wide error), the JSONL output is moved into place and
 ``report.jsonl`` and ``summary.json`` are rebuilt from the journal.
+
+Each input goes through ``_prepare`` (name, skip or fail it without computing), ``compute`` (de-identify,
+in this process or in a worker process: ``batch.parallel``) and ``_finish`` (write, commit), the first and
+last always here and in input order.
 """
 
 from __future__ import annotations
