@@ -13,7 +13,9 @@ Notes are made of random syllables and numbers: nothing here is a real person.
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import resource
 import subprocess
 import sys
 import tempfile
@@ -58,12 +60,16 @@ def write_notes(folder: Path, language: str, total_chars: int, size: int, seed: 
     return written
 
 
-def run(src: Path, out: Path, language: str, workers: int) -> float:
+def run(src: Path, out: Path, language: str, workers: int) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (the command, its workers included) of one run."""
     cmd = [sys.executable, "-c", "from clinideid.cli import main; main()", "deid", str(src), "-o", str(out)]
     cmd += ["-l", language, "--ephemeral-key", "--no-progress", "--workers", str(workers), "--overwrite"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     subprocess.run(cmd, check=True, capture_output=True)
-    return time.perf_counter() - started
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> None:
@@ -74,8 +80,9 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=4000, help="characters per note")
     parser.add_argument("--es-share", type=float, default=0.25, help="es input size relative to --chars")
     args = parser.parse_args()
-    print("| language (pipeline) | workers | chars | wall s | chars/s (wall) | marginal chars/s | start-up s |")
-    print("|---|---|---|---|---|---|---|")
+    print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print("| language (pipeline) | workers | chars | wall s | CPU s | chars/s (wall) | marginal chars/s | start-up s |")
+    print("|---|---|---|---|---|---|---|---|")
     baseline: dict[str, tuple[float, float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for language in args.languages:
@@ -85,8 +92,8 @@ def main() -> None:
             n_large = write_notes(large, language, 2 * target, args.size)
             pipeline = "rules only" if language == "en" else "rules + neural"
             for workers in args.workers:
-                t_small = run(small, Path(tmp, "out"), language, workers)
-                t_large = run(large, Path(tmp, "out"), language, workers)
+                t_small, _ = run(small, Path(tmp, "out"), language, workers)
+                t_large, cpu = run(large, Path(tmp, "out"), language, workers)
                 marginal = (n_large - n_small) / (t_large - t_small)
                 startup = t_small - n_small / marginal
                 wall_rate = n_large / t_large
@@ -94,7 +101,7 @@ def main() -> None:
                     baseline[language] = (wall_rate, marginal)
                 base_wall, base_marginal = baseline[language]
                 print(
-                    f"| {language} ({pipeline}) | {workers} | {n_large:,} | {t_large:.1f} | "
+                    f"| {language} ({pipeline}) | {workers} | {n_large:,} | {t_large:.1f} | {cpu:.1f} | "
                     f"{wall_rate:,.0f} ({wall_rate / base_wall:.2f}x) | "
                     f"{marginal:,.0f} ({marginal / base_marginal:.2f}x) | {startup:.1f} |",
                     flush=True,

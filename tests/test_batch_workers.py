@@ -226,7 +226,7 @@ def test_the_time_limit_is_enforced_inside_a_worker(tmp_path: Path):
 def test_sigint_with_workers_stops_cleanly_and_resumes(tmp_path: Path):
     key = _key(tmp_path)
     src = tmp_path / "notes"
-    n = 120
+    n = 60
     write_text_notes(src, n, 12_000)
     out = tmp_path / "out"
     args = ["-l", "en", "--key-file", str(key), "--no-progress", "--workers", "2"]
