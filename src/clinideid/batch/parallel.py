@@ -272,6 +272,7 @@ class _Parallel:
         try:
             exhausted = False
             while True:
+                self._commit_ready()  # first, so that committed chunks make room for new ones at once
                 if not self.stop.requested and not exhausted:
                     exhausted = self._fill(source)
                 if self.stop.requested:
