@@ -111,7 +111,14 @@ def test_two_workers_write_the_same_bytes_as_one(tmp_path: Path, kind: str):
 
 def _workers(pid: int) -> list[int]:
     """The worker processes of the command ``pid`` (not its resource tracker)."""
-    return [c for c in _children(pid) if b"spawn_main" in Path(f"/proc/{c}/cmdline").read_bytes()]
+    found = []
+    for child in _children(pid):
+        try:
+            if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes():
+                found.append(child)
+        except OSError:  # exited meanwhile
+            continue
+    return found
 
 
 def test_kill_9_of_the_parent_then_resume_with_workers(tmp_path: Path):

@@ -14,6 +14,8 @@ exactly-once and ``--resume`` guarantees.
   with a reason that names no content. A worker whose parent dies exits on its own.
 - SIGINT/SIGTERM (handled by the parent's ``StopRequest``; workers ignore SIGINT): no new document is sent,
   the chunks already running finish and are committed in order, the rest is left for ``--resume``.
+- The default count (``workers=0``) is one per core, but only once the input holds enough characters to
+  pay for the workers' start-up; a small input runs in the parent as with ``--workers 1``.
 """
 
 from __future__ import annotations
