@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -21,6 +21,12 @@ def _frozen_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
     if not value:
         return _EMPTY
     return MappingProxyType(dict(value))
+
+
+def _reduce(obj: Any) -> tuple[Any, tuple[Any, ...]]:
+    """Pickle support (batch worker processes): read-only mappings travel as plain dicts."""
+    values = (getattr(obj, f.name) for f in fields(obj))
+    return type(obj), tuple(dict(v) if isinstance(v, MappingProxyType) else v for v in values)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +76,9 @@ class Span:
                 raise SpanError("span start/end must equal the first fragment start and last fragment end")
             object.__setattr__(self, "fragments", ordered if len(ordered) > 1 else ())
         object.__setattr__(self, "attributes", _frozen_mapping(self.attributes))
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return _reduce(self)
 
     @property
     def length(self) -> int:
@@ -159,6 +168,9 @@ class Document:
                     "match the document at those offsets"
                 )
         object.__setattr__(self, "spans", tuple(sort_spans(spans)))
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return _reduce(self)
 
     def with_spans(self, spans: Iterable[Span]) -> Document:
         return replace(self, spans=tuple(spans))

@@ -22,6 +22,7 @@ from importlib import metadata
 from typing import Generic, TypeVar
 
 from clinideid.errors import ConfigError
+from clinideid.extras import missing_extra
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +92,13 @@ class Registry(Generic[T]):
             return self._entries[name]
         module = self._builtin.get(name)
         if module is not None:
-            importlib.import_module(module)
+            try:
+                importlib.import_module(module)
+            except ModuleNotFoundError as exc:  # an optional dependency (torch...): say which extra
+                error = missing_extra(exc, f"the {name!r} {self.kind}")
+                if error is None:
+                    raise
+                raise error from None
         else:
             self._load_all_builtins()
         if name not in self._entries:

@@ -6,6 +6,10 @@ loaded and checked against ``--resume``/``--overwrite``; then each input is de-i
 limit, its output written atomically, and its journal line committed. However the run ends (normally,
 SIGINT/SIGTERM after the current document, a run-wide error), the JSONL output is moved into place and
 ``report.jsonl`` and ``summary.json`` are rebuilt from the journal.
+
+Each input goes through ``_prepare`` (name, skip or fail it without computing), ``compute`` (de-identify,
+in this process or in a worker process: ``batch.parallel``) and ``_finish`` (write, commit), the first and
+last always here and in input order.
 """
 
 from __future__ import annotations
@@ -14,15 +18,15 @@ import itertools
 import logging
 import re
 import shutil
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from clinideid.batch.compute import Outcome, Task, compute
 from clinideid.batch.inputs import InputItem
 from clinideid.batch.journal import RunJournal, RunLock, build_reports
-from clinideid.batch.limits import DocumentTimeout, StopRequest, default_time_limit, time_limit
+from clinideid.batch.limits import StopRequest, default_time_limit
 from clinideid.batch.outputs import OutputWriter
 from clinideid.batch.paths import REPORT_NAME, STATE_DIR, SUMMARY_NAME, OutputNamer, display_id
 from clinideid.batch.records import FieldPolicy, dotted, field_label, fields_to_deidentify, rebuild_record
@@ -75,6 +79,7 @@ class BatchOptions:
     fields: FieldPolicy = field(default_factory=FieldPolicy)
     time_limit: float | None = None  # seconds per document; None: the size-based default; 0: none
     durable: bool = False
+    workers: int = 1  # worker processes (see batch/parallel.py); 1: in this process
 
 
 @dataclass
@@ -163,25 +168,29 @@ class _Run:
     namer: OutputNamer
     options: BatchOptions
     patient_id: Callable[[InputItem], str | None]
+    skipped: int = 0  # inputs this run found done by an earlier run
 
 
 def _run(items: Iterable[InputItem], run: _Run, progress: Callable[[], None] | None) -> BatchOutcome:
     writer, journal, options = run.writer, run.journal, run.options
-    skipped = 0
     finished = False
     stop = StopRequest()
     ended = "error"
     try:
         with stop:
-            for item in items:
-                if stop.requested:
-                    break
-                if _process(item, run):
-                    skipped += 1
-                if progress is not None:
-                    progress()
+            if options.workers != 1:
+                from clinideid.batch.parallel import run_parallel
+
+                finished = run_parallel(items, run, stop, progress)
             else:
-                finished = True
+                for item in items:
+                    if stop.requested:
+                        break
+                    _process(item, run)
+                    if progress is not None:
+                        progress()
+                else:
+                    finished = True
         ended = "finished" if finished else f"stopped by {stop.signal_name}"
     except KeyboardInterrupt:
         ended = "stopped by SIGINT"
@@ -189,56 +198,103 @@ def _run(items: Iterable[InputItem], run: _Run, progress: Callable[[], None] | N
         raise
     finally:
         writer.close()
-        journal.end_run(ended=ended, skipped=skipped)
-        summary = build_reports(journal, skipped, finished, options.durable)
+        journal.end_run(ended=ended, skipped=run.skipped)
+        summary = build_reports(journal, run.skipped, finished, options.durable)
         journal.close()
     return BatchOutcome(summary, None if finished else (stop.signal_name or "error"))
 
 
-def _process(item: InputItem, run: _Run) -> bool:
-    """Handle one input; True when it was skipped as done by an earlier run."""
-    deid, writer, journal, namer, options = run.deid, run.writer, run.journal, run.namer, run.options
-    patient_id = run.patient_id
-    out_id, duplicate = namer.name(item.doc_id, item.suffix)
+def _process(item: InputItem, run: _Run) -> None:
+    """Handle one input in this process."""
+    pending = _prepare(item, run)
+    _finish(pending, run, compute(pending.task, run.deid) if pending.task is not None else None)
+
+
+@dataclass
+class _Pending:
+    """One input between reading and committing: what the parent decided before any computing."""
+
+    item: InputItem
+    out_id: str
+    relpath: str | None  # the output file; None for a JSONL record
+    warnings: list[str]
+    skip: bool = False  # done by an earlier run
+    entry: dict[str, Any] | None = None  # a journal entry known without computing (ignored, unreadable)
+    fields: list[tuple[Any, str]] = field(default_factory=list)  # a record's other fields: (path, value)
+    task: Task | None = None
+
+
+def _prepare(item: InputItem, run: _Run) -> _Pending:
+    """Name the output (in input order: duplicate ids are numbered) and decide what the input needs."""
+    options, journal, writer = run.options, run.journal, run.writer
+    out_id, duplicate = run.namer.name(item.doc_id, item.suffix)
     relpath = None if item.record is not None else out_id + (item.suffix or ".txt")
     warnings = ["duplicate id: this document's output has a ~N suffix"] if duplicate else []
-
-    def scrub(message: str) -> str:
-        if options.naming != "hash":
-            return message
-        names = {item.doc_id + item.suffix, item.doc_id, item.source_name}
-        names |= {display_id(n) for n in names}
-        for token in sorted(names, key=len, reverse=True):
-            if token:
-                message = message.replace(token, out_id)
-        return message
-
+    pending = _Pending(item, out_id, relpath, warnings)
     if item.ignored is not None:
-        journal.commit({"id": out_id, "status": "ignored", "reason": scrub(item.ignored)})
-        return False
-    if options.resume and journal.is_done(out_id) and (relpath is None or writer.exists(relpath)):
-        return True
-    if item.error is not None:
-        log.warning("input %s failed: %s", out_id, scrub(item.error))
-        journal.commit({"id": out_id, "status": "failed", "error": scrub(item.error), "warnings": warnings})
-        return False
-    assert item.document is not None
-    doc = item.document
-    if not doc.text.strip():
-        warnings.append("empty document: written unchanged")
-    try:
-        started = time.perf_counter()
+        pending.entry = {"id": out_id, "status": "ignored", "reason": _scrub(pending, options, item.ignored)}
+    elif options.resume and journal.is_done(out_id) and (relpath is None or writer.exists(relpath)):
+        pending.skip = True
+    elif item.error is not None:
+        pending.entry = _failed(pending, options, item.error)
+    else:
+        assert item.document is not None
+        doc = item.document
+        if not doc.text.strip():
+            warnings.append("empty document: written unchanged")
+        try:
+            if item.record is not None:
+                pending.fields = fields_to_deidentify(item.record, item.text_field or "text", options.fields)
+        except ClinideidError as exc:
+            pending.entry = _failed(pending, options, str(exc))
+            return pending
         limit = default_time_limit(len(doc.text)) if options.time_limit is None else options.time_limit
-        fields = (
-            fields_to_deidentify(item.record, item.text_field or "text", options.fields)
-            if item.record is not None
-            else []
-        )
-        with time_limit(limit):
-            result, field_results = deid.deidentify_with_fields(
-                doc, [(field_label(path), value) for path, value in fields], patient_id(item)
-            )
-        seconds = time.perf_counter() - started
+        labelled = [(field_label(path), value) for path, value in pending.fields]
+        pending.task = Task(doc, labelled, run.patient_id(item), limit)
+    return pending
+
+
+def _scrub(pending: _Pending, options: BatchOptions, message: str) -> str:
+    """With outputs named by keyed hash, the input's names must not appear in messages either."""
+    if options.naming != "hash":
+        return message
+    item = pending.item
+    names = {item.doc_id + item.suffix, item.doc_id, item.source_name}
+    names |= {display_id(n) for n in names}
+    for token in sorted(names, key=len, reverse=True):
+        if token:
+            message = message.replace(token, pending.out_id)
+    return message
+
+
+def _failed(pending: _Pending, options: BatchOptions, error: str, internal: bool = False) -> dict[str, Any]:
+    """The journal entry of a failed input (logged without PHI: an id and a message)."""
+    if internal:
+        log.error("document %s failed with an internal error (%s)", pending.out_id, error)
+        message = f"internal error ({error})"
+    else:
+        message = _scrub(pending, options, error)
+        log.warning("document %s failed: %s", pending.out_id, message)
+    return {"id": pending.out_id, "status": "failed", "error": message, "warnings": pending.warnings}
+
+
+def _finish(pending: _Pending, run: _Run, outcome: Outcome | None) -> None:
+    """Write the output and commit the journal line (the parent alone does this, in input order)."""
+    writer, journal, options = run.writer, run.journal, run.options
+    out_id, relpath, item = pending.out_id, pending.relpath, pending.item
+    if pending.skip:
+        run.skipped += 1
+        return
+    if pending.entry is not None or outcome is None:
+        assert pending.entry is not None
+        journal.commit(pending.entry)
+        return
+    if outcome.result is None:
+        internal = outcome.internal is not None
+        journal.commit(_failed(pending, options, outcome.internal or outcome.error or "", internal))
+        return
+    try:
+        result, field_results, fields = outcome.result, outcome.field_results, pending.fields
         report = {**result.report(), "id": out_id}
         entry: dict[str, Any] = {"id": out_id, "status": "done", "output": relpath}
         if item.record is not None:
@@ -256,16 +312,12 @@ def _process(item: InputItem, run: _Run) -> bool:
         else:
             assert relpath is not None
             writer.write_text(result, relpath)
-        entry.update(report=report, chars=len(doc.text), seconds=round(seconds, 4), warnings=warnings)
+        chars = len(item.document.text) if item.document is not None else 0
+        entry.update(report=report, chars=chars, seconds=round(outcome.seconds, 4), warnings=pending.warnings)
         journal.commit(entry)
     except (ConfigError, ModelError):
         raise  # a problem of the whole run, not of this document
-    except (ClinideidError, DocumentTimeout) as exc:
-        message = scrub(str(exc))
-        log.warning("document %s failed: %s", out_id, message)
-        journal.commit({"id": out_id, "status": "failed", "error": message, "warnings": warnings})
+    except ClinideidError as exc:
+        journal.commit(_failed(pending, options, str(exc)))
     except Exception as exc:  # a bug must not lose the rest of the batch; the type is enough to report
-        log.error("document %s failed with an internal error (%s)", out_id, type(exc).__name__)
-        error = f"internal error ({type(exc).__name__})"
-        journal.commit({"id": out_id, "status": "failed", "error": error, "warnings": warnings})
-    return False
+        journal.commit(_failed(pending, options, type(exc).__name__, internal=True))

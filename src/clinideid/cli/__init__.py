@@ -49,3 +49,11 @@ def main(argv: list[str] | None = None) -> None:
     except ClinideidError as exc:
         typer.secho(f"error: {exc}", err=True, fg=typer.colors.RED)
         sys.exit(2)
+    except ModuleNotFoundError as exc:  # an optional dependency (torch, transformers, gensim) not installed
+        from clinideid.extras import missing_extra
+
+        error = missing_extra(exc, "this command")
+        if error is None:
+            raise
+        typer.secho(f"error: {error}", err=True, fg=typer.colors.RED)
+        sys.exit(2)

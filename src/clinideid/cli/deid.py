@@ -74,7 +74,8 @@ def _load_key(key_file: Path | None, ephemeral: bool) -> bytes | None:
         "clinideid deid notes.csv -o safe/ --id-column id --text-column note -l en --key-file secret.key | "
         "clinideid deid --from-sql sqlite:///notes.db --query 'SELECT id, note FROM notes' --id-column id "
         "--text-column note --to-sql sqlite:///safe.db --table notes_deid --key-file secret.key | "
-        "cat notes.jsonl | clinideid deid - -l en --ephemeral-key > safe.jsonl. "
+        "cat notes.jsonl | clinideid deid - -l en --ephemeral-key > safe.jsonl | "
+        "clinideid deid big.jsonl -o safe/ --key-file secret.key --workers 4. "
         "Exit codes: 0 every document done; 3 some documents failed (see summary.json; "
         "--allow-failures makes it 0); 2 a problem of the whole run (nothing written); "
         "130 stopped by SIGINT/SIGTERM (finish with --resume)."
@@ -162,6 +163,13 @@ def deid(
     fsync: bool = typer.Option(
         False, "--fsync", help="Sync every output to disk before recording it (survives power loss; slower)."
     ),
+    workers: int | None = typer.Option(
+        None,
+        "--workers",
+        "-j",
+        help="Worker processes (default: every core, fewer for small inputs; 1: in this process). "
+        "Outputs are the same whatever the number.",
+    ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
     from_sql: str | None = typer.Option(
         None, "--from-sql", help="Tables: read rows from this database URL (SQLAlchemy), with --query."
@@ -205,6 +213,8 @@ def deid(
         raise ConfigError("--time-limit must be 0 (no limit) or a positive number of seconds")
     if resume and overwrite:
         raise ConfigError("give either --resume or --overwrite, not both")
+    if workers is not None and workers < 1:
+        raise ConfigError("--workers must be 1 or more (leave it out for one per core)")
     check_encoding(encoding)
     stream = is_stream(source)
     table_fmt = table_format(source, fmt)
@@ -293,6 +303,7 @@ def deid(
         fields=policy,
         time_limit=time_limit,
         durable=fsync,
+        workers=0 if workers is None else workers,  # 0: chosen from the cores and the input's size
     )
     settings = settings_fingerprint(
         {
