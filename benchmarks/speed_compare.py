@@ -27,7 +27,9 @@ with no PHI), for throughput on long documents and the per-document overhead on 
 Reported per engine and set: chars/s and tokens/s (whitespace-separated tokens) on CPU time of the one
 process (one core), ms per document, and per engine the start-up (import; pipeline ready; first
 document) and peak RSS. ``--profile long|short`` instead runs cProfile on the rules-only pipeline in
-this process and prints the top functions by cumulative and by own time. No document text is printed.
+this process and prints the top functions by cumulative and by own time; ``--profile rules`` times
+each rule of the pack (trigger search + candidate scan) on the long document. No document text is
+printed.
 """
 
 from __future__ import annotations
@@ -39,7 +41,11 @@ import pstats
 import subprocess
 import sys
 import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -203,6 +209,61 @@ def profile(language: str, what: str, args: argparse.Namespace) -> None:
     stats.sort_stats("tottime").print_stats(args.top)
 
 
+class _TimedTrigger:
+    """A trigger pattern whose ``search`` time is added to its rule's total."""
+
+    def __init__(self, pattern: Any, totals: dict[str, float], rule_id: str) -> None:
+        self.pattern, self.totals, self.rule_id = pattern, totals, rule_id
+
+    def search(self, text: str) -> Any:
+        t0 = time.process_time()
+        try:
+            return self.pattern.search(text)
+        finally:
+            self.totals[self.rule_id] += time.process_time() - t0
+
+
+def _timed_candidates(matcher: Any, totals: dict[str, float]) -> Callable[[str], Iterator[Any]]:
+    inner = matcher.candidates
+
+    def candidates(masked: str) -> Iterator[Any]:
+        t0 = time.process_time()
+        found = list(inner(masked))
+        totals[matcher.rule_id] += time.process_time() - t0
+        return iter(found)
+
+    return candidates
+
+
+def profile_rules(language: str, args: argparse.Namespace) -> None:
+    """Seconds spent in each rule (its trigger search and its candidate scan) on the long document."""
+    from clinideid.detect.rules import RuleDetector
+    from clinideid.document import Document
+
+    detector = RuleDetector(language=language)
+    engine = detector._engine(detector._fixed_ref)
+    totals: dict[str, float] = defaultdict(float)
+    kinds: dict[str, str] = {}
+    for p in engine.passes:
+        for m in p.matchers:
+            kinds[m.rule_id] = f"{p.name}/{m.kind}"
+            m.candidates = _timed_candidates(m, totals)
+            if m.trigger is not None:
+                m.trigger = _TimedTrigger(m.trigger, totals, m.rule_id)
+    sample = comparison_sets(language, args.corpora, args.notes)
+    doc = Document("long", long_document(language, next(iter(sample.values())), int(args.long_mb * 1e6)))
+    t0 = time.process_time()
+    detector.detect_one(doc)
+    total = time.process_time() - t0
+    ranked = sorted(totals.items(), key=lambda kv: -kv[1])
+    print(
+        f"detection {total:.2f} s CPU for {len(doc.text):,} chars; {len(ranked)} rules, in rules "
+        f"{sum(totals.values()):.2f} s"
+    )
+    for rule_id, seconds in ranked[: args.top]:
+        print(f"{seconds:8.3f} s  {100 * seconds / total:5.1f} %  {kinds[rule_id]:<32} {rule_id}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA)
@@ -217,13 +278,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-presidio", action="store_true")
     ap.add_argument("--timeout", type=float, default=1200, help="seconds allowed to one engine process")
     ap.add_argument("--json", type=Path, help="also write every figure to this file")
-    ap.add_argument("--profile", choices=["long", "short"], help="profile rules only instead of comparing")
+    ap.add_argument(
+        "--profile",
+        choices=["long", "short", "rules"],
+        help="profile rules only instead of comparing (rules: seconds per rule on the long document)",
+    )
     ap.add_argument("--top", type=int, default=25, help="functions listed by --profile")
     args = ap.parse_args(argv)
     if args.profile:
         for language in args.languages:
-            print(f"## {language}: rules only, {args.profile} documents")
-            profile(language, args.profile, args)
+            what = (
+                "time per rule on the long document"
+                if args.profile == "rules"
+                else f"{args.profile} documents"
+            )
+            print(f"## {language}: rules only, {what}")
+            if args.profile == "rules":
+                profile_rules(language, args)
+            else:
+                profile(language, args.profile, args)
         return 0
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="clinideid-speed-") as tmp:
