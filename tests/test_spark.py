@@ -1,0 +1,260 @@
+"""De-identification on Apache Spark: a real local Spark session (``local[2]``), one for the whole module.
+
+The Spark job must give exactly what ``clinideid deid`` gives for the same records and key.
+"""
+
+import json
+import logging
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed (pip install -e '.[spark]')")
+if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+    pytest.skip("no Java runtime (apt-get install default-jre-headless)", allow_module_level=True)
+
+from pyspark import cloudpickle  # noqa: E402  (the copy Spark pickles closures with)
+from pyspark.sql import SparkSession  # noqa: E402
+
+from clinideid.batch.records import FieldPolicy  # noqa: E402
+from clinideid.cli import _register_commands, app  # noqa: E402
+from clinideid.errors import ConfigError  # noqa: E402
+from clinideid.spark import SparkDeidSettings, deidentify_dataframe  # noqa: E402
+from clinideid.spark.worker import batch_function, cached_pipeline  # noqa: E402
+from clinideid.transform.keys import generate_key, load_key  # noqa: E402
+
+_register_commands()
+runner = CliRunner()
+
+# invented notes; ``contact`` is a second string column, de-identified with the note
+RECORDS = [
+    {
+        "contact": "Mary Smith",
+        "id": "n1",
+        "text": "Patient John Smith, DOB 01/02/1950, MRN 1234567, seen at St. Mary's Hospital, Boston.\n"
+        "Phone (617) 555-0199. Wife Mary Smith present.",
+    },
+    {
+        "contact": "Dr. Sarah Thompson",
+        "id": "n2",
+        "text": "Seen on 11/02/2023 by Dr. Sarah Thompson. Mr Smith reports chest pain since Monday.",
+    },
+    {"contact": None, "id": "n3", "text": "No PHI here: afebrile, lungs clear."},
+    {"contact": "", "id": "n4", "text": "Admitted 03/14/2021 to Boston Medical Center, room 12."},
+]
+PHI = ("John", "Smith", "1234567", "555-0199", "Sarah", "Thompson", "Mary")
+SCHEMA = "contact string, id string, text string"
+
+
+@pytest.fixture(scope="module")
+def spark():
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("clinideid-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def key_file(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("key") / "secret.key"
+    assert runner.invoke(app, ["keygen", str(path)]).exit_code == 0
+    return path
+
+
+def write_jsonl(path: Path, records: list[dict], extra_lines: tuple[str, ...] = ()) -> Path:
+    lines = [json.dumps(r) for r in records] + list(extra_lines)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def read_parts(folder: Path) -> list[dict]:
+    """The rows of a folder of JSON-lines part files written by Spark."""
+    return [
+        json.loads(line) for f in sorted(folder.glob("part-*.json")) for line in f.read_text().splitlines()
+    ]
+
+
+def local_cli(tmp_path: Path, source: Path, key_file: Path) -> tuple[dict, dict]:
+    """Texts/records and reports by id from ``clinideid deid`` on a JSONL file."""
+    out = tmp_path / "local-out"
+    res = runner.invoke(
+        app,
+        [
+            "deid",
+            str(source),
+            "-o",
+            str(out),
+            "--language",
+            "en",
+            "--key-file",
+            str(key_file),
+            "--no-progress",
+        ],
+        catch_exceptions=False,
+    )
+    assert res.exit_code in (0, 3), res.output
+    records = [json.loads(x) for x in (out / source.name).read_text("utf-8").splitlines()]
+    reports = [json.loads(x) for x in (out / "report.jsonl").read_text("utf-8").splitlines()]
+    return {r["id"]: r for r in records}, {r["id"]: r for r in reports}
+
+
+def test_spark_output_is_exactly_the_local_cli_output(spark, key_file, tmp_path):
+    source = write_jsonl(tmp_path / "notes.jsonl", RECORDS)
+    expected, expected_reports = local_cli(tmp_path, source, key_file)
+
+    df = spark.createDataFrame([tuple(r.values()) for r in RECORDS], SCHEMA).repartition(2)
+    result = deidentify_dataframe(df, SparkDeidSettings("id", "text", language="en"), load_key(key_file))
+    try:
+        rows = {r["id"]: r.asDict() for r in result.data.collect()}
+        reports = {r["id"]: r.asDict() for r in result.report.collect()}
+    finally:
+        result.close()
+
+    assert set(rows) == set(expected) == {"n1", "n2", "n3", "n4"}
+    for doc_id, record in expected.items():
+        assert rows[doc_id]["text"] == record["text"]
+        assert rows[doc_id]["contact"] == record.get("contact")
+        assert json.loads(reports[doc_id]["report"]) == expected_reports[doc_id]
+        assert reports[doc_id]["status"] == "done" and reports[doc_id]["error"] is None
+    assert rows["n1"]["text"] != RECORDS[0]["text"]
+    for phi in PHI:
+        assert all(phi not in (r["text"] + (r["contact"] or "")) for r in rows.values())
+    # counts per label add up to the replacements of the note and its fields
+    report = json.loads(reports["n1"]["report"])
+    n_replacements = len(report["replacements"]) + sum(len(f["replacements"]) for f in report["fields"])
+    assert sum(reports["n1"]["spans_per_label"].values()) == n_replacements
+    assert reports["n1"]["chars"] == len(RECORDS[0]["text"])
+
+
+def test_failing_rows_are_reported_without_phi_and_the_job_goes_on(spark, key_file, caplog):
+    rows = [
+        ("n1", RECORDS[0]["text"], "en"),
+        ("bad-nul", "John Smith\x00Quasimodo", "en"),
+        ("bad-null", None, "en"),
+        ("bad-lang", "Patient John Smith", "xx"),
+        ("too-big", "Patient John Smith " * 20, None),
+        (None, "Patient John Smith", "en"),
+    ]
+    df = spark.createDataFrame(rows, "note_id string, body string, lang string")
+    settings = SparkDeidSettings("note_id", "body", language="en", language_column="lang", max_bytes=200)
+    with caplog.at_level(logging.DEBUG, logger="clinideid"):
+        result = deidentify_dataframe(df, settings, load_key(key_file))
+        try:
+            data = {r["note_id"]: r for r in result.data.collect()}
+            report = {r["id"]: r for r in result.report.collect()}
+            summary = result.summary()
+        finally:
+            result.close()
+    assert set(data) == {"n1"}
+    assert len(report) == 6 and summary["documents"] == 6
+    assert summary["succeeded"] == 1 and summary["failed"] == 5
+    errors = {k: v["error"] for k, v in report.items() if v["status"] == "failed"}
+    assert "NUL" in errors["bad-nul"]
+    assert "empty" in errors["bad-null"]
+    assert "unsupported language" in errors["bad-lang"]
+    assert "over the limit of 200 bytes" in errors["too-big"]
+    assert "no id" in errors[None]
+    assert all(report[k]["report"] is None for k in errors)
+    for phi in ("John", "Smith", "Quasimodo"):
+        assert phi not in json.dumps(errors) + caplog.text
+
+
+def test_key_is_not_in_the_plan_or_the_task_closure(spark, key_file):
+    key = load_key(key_file)
+    df = spark.createDataFrame([tuple(r.values()) for r in RECORDS[:1]], SCHEMA)
+    settings = SparkDeidSettings("id", "text", language="en")
+    result = deidentify_dataframe(df, settings, key)
+    try:
+        plans = result.data._jdf.queryExecution().toString() + result.report._jdf.queryExecution().toString()
+        closure = cloudpickle.dumps(batch_function(settings, result._key))
+        # pickling a broadcast registers it for the next job Spark submits; this pickle is not a job
+        spark.sparkContext._pickled_broadcast_vars.clear()
+    finally:
+        result.close()
+    assert "mapInPandas" in plans.replace("MapInPandas", "mapInPandas")
+    for form in (key.hex(), key.hex().upper()):
+        assert form not in plans
+    assert key not in closure and key.hex().encode() not in closure
+
+
+def test_pipeline_is_built_once_per_process_and_settings():
+    settings = SparkDeidSettings("id", "text", language="en")
+    key, other = generate_key(), generate_key()
+    a = cached_pipeline(settings, key)
+    assert cached_pipeline(SparkDeidSettings("id", "text", language="en"), key) is a
+    assert cached_pipeline(settings, other) is not a
+    assert cached_pipeline(SparkDeidSettings("id", "text", language="de"), key) is not a
+
+
+def test_columns_that_cannot_be_deidentified_are_refused_unless_kept(spark, key_file):
+    df = spark.createDataFrame([("n1", "Patient John Smith, age 45.", 45)], "id string, text string, age int")
+    settings = SparkDeidSettings("id", "text", language="en")
+    with pytest.raises(ConfigError, match="age"):
+        deidentify_dataframe(df, settings, load_key(key_file))
+    with pytest.raises(ConfigError, match="--text-column"):
+        deidentify_dataframe(df, SparkDeidSettings("id", "body", language="en"), load_key(key_file))
+    kept = deidentify_dataframe(df, settings, load_key(key_file), FieldPolicy(frozenset({"age"})))
+    dropped = deidentify_dataframe(df, settings, load_key(key_file), FieldPolicy(drop_others=True))
+    try:
+        row = kept.data.collect()[0]
+        assert row["age"] == 45 and "John" not in row["text"]
+        assert dropped.data.columns == ["id", "text"]
+    finally:
+        kept.close()
+        dropped.close()
+
+
+def test_cli_on_parquet(spark, key_file, tmp_path):
+    source = tmp_path / "notes.parquet"
+    spark.createDataFrame([tuple(r.values()) for r in RECORDS], SCHEMA).write.parquet(str(source))
+    expected, _ = local_cli(tmp_path, write_jsonl(tmp_path / "notes.jsonl", RECORDS), key_file)
+    out, report = tmp_path / "safe.parquet", tmp_path / "report"
+    args = ["spark-deid", str(source), "-o", str(out), "--report", str(report), "--language", "en"]
+    args += ["--key-file", str(key_file), "--master", "local[2]"]
+    res = runner.invoke(app, args, catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    assert "4/4 rows de-identified, 0 failed" in res.output
+    assert (out / "_SUCCESS").exists() and (report / "_SUCCESS").exists()
+    rows = {r["id"]: r for r in spark.read.parquet(str(out)).collect()}
+    assert {k: r["text"] for k, r in rows.items()} == {k: r["text"] for k, r in expected.items()}
+    reports = read_parts(report)
+    assert sorted(r["id"] for r in reports) == ["n1", "n2", "n3", "n4"]
+    assert {r["status"] for r in reports} == {"done"}
+
+    # an existing output is refused without --overwrite, then replaced with it
+    res = runner.invoke(app, args)
+    assert isinstance(res.exception, ConfigError) and "--overwrite" in str(res.exception)
+    assert runner.invoke(app, [*args, "--overwrite"], catch_exceptions=False).exit_code == 0
+    # an output inside (or equal to) the input is refused before anything is written
+    inside = ["spark-deid", str(source), "-o", str(source / "out"), "--report", str(tmp_path / "r2")]
+    res = runner.invoke(app, [*inside, "--ephemeral-key"])
+    assert isinstance(res.exception, ConfigError) and "inside" in str(res.exception)
+    assert not (source / "out").exists() and not (tmp_path / "r2").exists()
+
+
+def test_cli_on_jsonl_with_a_malformed_line(spark, key_file, tmp_path):
+    source = write_jsonl(tmp_path / "notes.jsonl", RECORDS, ('{"id": "n5", "text": "John Smith',))
+    expected, _ = local_cli(tmp_path, source, key_file)
+    out, report = tmp_path / "safe", tmp_path / "report"
+    args = ["spark-deid", str(source), "-o", str(out), "--report", str(report), "--language", "en"]
+    res = runner.invoke(app, [*args, "--key-file", str(key_file)], catch_exceptions=False)
+    assert res.exit_code == 3, res.output  # one row failed
+    assert "4/5 rows de-identified, 1 failed" in res.output
+    records = read_parts(out)
+    assert {r["id"]: r["text"] for r in records} == {k: r["text"] for k, r in expected.items()}
+    assert all("_corrupt_record" not in r for r in records)
+    reports = read_parts(report)
+    failed = [r for r in reports if r["status"] == "failed"]
+    assert len(failed) == 1 and "could not be parsed" in failed[0]["error"]
+    assert "John" not in json.dumps(failed)
