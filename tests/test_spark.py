@@ -35,19 +35,26 @@ RECORDS = [
     {
         "contact": "Mary Smith",
         "id": "n1",
+        "patient_id": "p-17",
         "text": "Patient John Smith, DOB 01/02/1950, MRN 1234567, seen at St. Mary's Hospital, Boston.\n"
         "Phone (617) 555-0199. Wife Mary Smith present.",
     },
     {
         "contact": "Dr. Sarah Thompson",
         "id": "n2",
+        "patient_id": "p-17",
         "text": "Seen on 11/02/2023 by Dr. Sarah Thompson. Mr Smith reports chest pain since Monday.",
     },
-    {"contact": None, "id": "n3", "text": "No PHI here: afebrile, lungs clear."},
-    {"contact": "", "id": "n4", "text": "Admitted 03/14/2021 to Boston Medical Center, room 12."},
+    {"contact": None, "id": "n3", "patient_id": "p-18", "text": "No PHI here: afebrile, lungs clear."},
+    {
+        "contact": "",
+        "id": "n4",
+        "patient_id": None,
+        "text": "Admitted 03/14/2021 to Boston Medical Center, room 12.",
+    },
 ]
 PHI = ("John", "Smith", "1234567", "555-0199", "Sarah", "Thompson", "Mary")
-SCHEMA = "contact string, id string, text string"
+SCHEMA = "contact string, id string, patient_id string, text string"
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +121,8 @@ def test_spark_output_is_exactly_the_local_cli_output(spark, key_file, tmp_path)
     expected, expected_reports = local_cli(tmp_path, source, key_file)
 
     df = spark.createDataFrame([tuple(r.values()) for r in RECORDS], SCHEMA).repartition(2)
-    result = deidentify_dataframe(df, SparkDeidSettings("id", "text", language="en"), load_key(key_file))
+    settings = SparkDeidSettings("id", "text", language="en", patient_column="patient_id")
+    result = deidentify_dataframe(df, settings, load_key(key_file))
     try:
         rows = {r["id"]: r.asDict() for r in result.data.collect()}
         reports = {r["id"]: r.asDict() for r in result.report.collect()}
@@ -125,6 +133,7 @@ def test_spark_output_is_exactly_the_local_cli_output(spark, key_file, tmp_path)
     for doc_id, record in expected.items():
         assert rows[doc_id]["text"] == record["text"]
         assert rows[doc_id]["contact"] == record.get("contact")
+        assert rows[doc_id]["patient_id"] == record.get("patient_id")
         assert json.loads(reports[doc_id]["report"]) == expected_reports[doc_id]
         assert reports[doc_id]["status"] == "done" and reports[doc_id]["error"] is None
     assert rows["n1"]["text"] != RECORDS[0]["text"]
@@ -194,7 +203,6 @@ def test_pipeline_is_built_once_per_process_and_settings():
     a = cached_pipeline(settings, key)
     assert cached_pipeline(SparkDeidSettings("id", "text", language="en"), key) is a
     assert cached_pipeline(settings, other) is not a
-    assert cached_pipeline(SparkDeidSettings("id", "text", language="de"), key) is not a
 
 
 def test_columns_that_cannot_be_deidentified_are_refused_unless_kept(spark, key_file):
@@ -215,13 +223,32 @@ def test_columns_that_cannot_be_deidentified_are_refused_unless_kept(spark, key_
         dropped.close()
 
 
+def test_integer_ids_and_kept_columns_with_nulls_keep_their_values(spark, key_file):
+    df = spark.createDataFrame(
+        [(17, "Patient John Smith, MRN 1234567.", None), (18, "Seen by Dr. Sarah Thompson.", 3)],
+        "id long, text string, visits int",
+    )
+    settings = SparkDeidSettings("id", "text", language="en")
+    result = deidentify_dataframe(df, settings, load_key(key_file), FieldPolicy(frozenset({"visits"})))
+    try:
+        data = {r["id"]: r for r in result.data.collect()}
+        report = {r["id"]: json.loads(r["report"]) for r in result.report.collect()}
+    finally:
+        result.close()
+    assert data[17]["visits"] is None and data[18]["visits"] == 3
+    assert report["17"]["id"] == "17" and report["18"]["id"] == "18"
+    assert dict(zip(df.schema.names, [f.dataType for f in df.schema.fields], strict=True)) == {
+        f.name: f.dataType for f in result.data.schema.fields
+    }
+
+
 def test_cli_on_parquet(spark, key_file, tmp_path):
     source = tmp_path / "notes.parquet"
     spark.createDataFrame([tuple(r.values()) for r in RECORDS], SCHEMA).write.parquet(str(source))
     expected, _ = local_cli(tmp_path, write_jsonl(tmp_path / "notes.jsonl", RECORDS), key_file)
     out, report = tmp_path / "safe.parquet", tmp_path / "report"
     args = ["spark-deid", str(source), "-o", str(out), "--report", str(report), "--language", "en"]
-    args += ["--key-file", str(key_file), "--master", "local[2]"]
+    args += ["--key-file", str(key_file), "--master", "local[2]", "--patient-column", "patient_id"]
     res = runner.invoke(app, args, catch_exceptions=False)
     assert res.exit_code == 0, res.output
     assert "4/4 rows de-identified, 0 failed" in res.output
@@ -248,7 +275,8 @@ def test_cli_on_jsonl_with_a_malformed_line(spark, key_file, tmp_path):
     expected, _ = local_cli(tmp_path, source, key_file)
     out, report = tmp_path / "safe", tmp_path / "report"
     args = ["spark-deid", str(source), "-o", str(out), "--report", str(report), "--language", "en"]
-    res = runner.invoke(app, [*args, "--key-file", str(key_file)], catch_exceptions=False)
+    args += ["--key-file", str(key_file), "--patient-column", "patient_id"]
+    res = runner.invoke(app, args, catch_exceptions=False)
     assert res.exit_code == 3, res.output  # one row failed
     assert "4/5 rows de-identified, 1 failed" in res.output
     records = read_parts(out)
@@ -258,3 +286,19 @@ def test_cli_on_jsonl_with_a_malformed_line(spark, key_file, tmp_path):
     failed = [r for r in reports if r["status"] == "failed"]
     assert len(failed) == 1 and "could not be parsed" in failed[0]["error"]
     assert "John" not in json.dumps(failed)
+
+
+def test_cli_on_csv_keeps_line_breaks_and_quotes(spark, key_file, tmp_path):
+    records = [{"id": "c1", "text": 'Patient John Smith said "fine".\nSeen 01/02/2020, MRN 1234567.'}]
+    source = tmp_path / "notes.csv"
+    spark.createDataFrame([tuple(r.values()) for r in records], "id string, text string").coalesce(
+        1
+    ).write.options(header="true", escape='"').csv(str(source))
+    expected, _ = local_cli(tmp_path, write_jsonl(tmp_path / "notes.jsonl", records), key_file)
+    out, report = tmp_path / "safe.csv", tmp_path / "report"
+    args = ["spark-deid", str(source), "-o", str(out), "--report", str(report), "--format", "csv"]
+    res = runner.invoke(app, [*args, "--language", "en", "--key-file", str(key_file)], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    rows = spark.read.options(header="true", multiLine="true", escape='"').csv(str(out)).collect()
+    assert [(r["id"], r["text"]) for r in rows] == [("c1", expected["c1"]["text"])]
+    assert "\n" in rows[0]["text"] and "John" not in rows[0]["text"]

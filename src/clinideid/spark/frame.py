@@ -138,7 +138,7 @@ def deidentify_dataframe(
     settings = replace(settings, corrupt_column=corrupt)
     fields = check_schema(df, settings, policy)
     settings = replace(settings, fields=fields)
-    settings.build(key)  # a bad config, model or key fails here, on the driver, before any job
+    worker.cached_pipeline(settings, key)  # a bad config, model or key fails here, before any job
     out_cols, _ = output_columns(df.columns, settings, policy)
 
     spark = df.sparkSession

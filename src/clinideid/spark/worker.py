@@ -133,16 +133,25 @@ def _present(value: Any) -> bool:
         return True
 
 
+def _as_text(value: Any) -> str | None:
+    """An id as text; ``None`` when missing or empty."""
+    if not _present(value):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # an integer column with nulls reaches pandas as floats
+    return str(value) or None
+
+
 def deidentify_row(
     row: dict[str, Any], settings: SparkDeidSettings, deid: MultilingualDeidentifier
 ) -> RowOutcome:
     """De-identify one row (column name → value) the way the folder runner handles one JSONL record."""
     if settings.corrupt_column and _present(row.get(settings.corrupt_column)):
         return _failed("the input line could not be parsed (malformed record); not processed")
-    raw_id = row.get(settings.id_column)
-    if not _present(raw_id) or str(raw_id) == "":
+    raw_id = _as_text(row.get(settings.id_column))
+    if raw_id is None:
         return _failed(f"no id: the {settings.id_column!r} column is empty")
-    doc_id = display_id(str(raw_id))
+    doc_id = display_id(raw_id)
     text = row.get(settings.text_column)
     if not isinstance(text, str):
         return _failed(f"no text: the {settings.text_column!r} column is empty or not a string")
@@ -158,8 +167,7 @@ def deidentify_row(
             language = normalise_language(row.get(settings.language_column), "language") or language
     except ClinideidError as exc:
         return _failed(str(exc))
-    patient = row.get(settings.patient_column) if settings.patient_column else None
-    patient_id = str(patient) if _present(patient) and str(patient) != "" else None
+    patient_id = _as_text(row.get(settings.patient_column)) if settings.patient_column else None
     metadata = {"patient_id": patient_id} if patient_id is not None else {}
     doc = Document(doc_id, text, language, metadata)
     warnings = [] if text.strip() else ["empty document: written unchanged"]
