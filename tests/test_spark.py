@@ -10,6 +10,7 @@ import shutil
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
@@ -22,7 +23,7 @@ from pyspark.sql import SparkSession  # noqa: E402
 
 from clinideid.batch.records import FieldPolicy  # noqa: E402
 from clinideid.cli import _register_commands, app  # noqa: E402
-from clinideid.errors import ConfigError  # noqa: E402
+from clinideid.errors import ConfigError, InputError  # noqa: E402
 from clinideid.spark import SparkDeidSettings, deidentify_dataframe  # noqa: E402
 from clinideid.spark.worker import batch_function, cached_pipeline  # noqa: E402
 from clinideid.transform.keys import generate_key, load_key  # noqa: E402
@@ -205,6 +206,41 @@ def test_pipeline_is_built_once_per_process_and_settings():
     assert cached_pipeline(settings, other) is not a
 
 
+def test_each_executor_process_builds_the_pipeline_once(spark, key_file):
+    key = load_key(key_file)
+    settings = SparkDeidSettings("id", "text", language="en")
+    df = spark.createDataFrame([tuple(r.values()) for r in RECORDS] * 4, SCHEMA).repartition(4)
+    for _ in range(2):
+        result = deidentify_dataframe(df, settings, key)
+        try:
+            assert result.report.where("status = 'done'").count() == 16
+        finally:
+            result.close()
+    fingerprint = settings.fingerprint(key)
+
+    def probe(batches):
+        from clinideid.spark import worker
+
+        for _ in batches:
+            yield pd.DataFrame({"pid": [os.getpid()], "builds": [worker.BUILDS[fingerprint]]})
+
+    builds = df.mapInPandas(probe, "pid long, builds long").collect()
+    assert max(r["builds"] for r in builds) == 1
+
+
+def test_time_limit_fails_the_row_in_the_executor(spark, key_file):
+    rows = [("slow", "Patient John Smith seen at St. Mary's Hospital on 01/02/2020. " * 3000)]
+    df = spark.createDataFrame(rows, "id string, text string")
+    settings = SparkDeidSettings("id", "text", language="en", time_limit=0.01)
+    result = deidentify_dataframe(df, settings, load_key(key_file))
+    try:
+        (row,) = result.report.collect()
+        assert result.data.count() == 0
+    finally:
+        result.close()
+    assert row["status"] == "failed" and "time limit of 0.01 s" in row["error"]
+
+
 def test_columns_that_cannot_be_deidentified_are_refused_unless_kept(spark, key_file):
     df = spark.createDataFrame([("n1", "Patient John Smith, age 45.", 45)], "id string, text string, age int")
     settings = SparkDeidSettings("id", "text", language="en")
@@ -268,6 +304,9 @@ def test_cli_on_parquet(spark, key_file, tmp_path):
     res = runner.invoke(app, [*inside, "--ephemeral-key"])
     assert isinstance(res.exception, ConfigError) and "inside" in str(res.exception)
     assert not (source / "out").exists() and not (tmp_path / "r2").exists()
+    missing = ["spark-deid", str(tmp_path / "missing.parquet"), "-o", str(tmp_path / "o3"), "--report"]
+    res = runner.invoke(app, [*missing, str(tmp_path / "r3"), "--ephemeral-key"])
+    assert isinstance(res.exception, InputError) and "does not exist" in str(res.exception)
 
 
 def test_cli_on_jsonl_with_a_malformed_line(spark, key_file, tmp_path):

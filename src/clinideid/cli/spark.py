@@ -92,6 +92,7 @@ def spark_deid(
     from clinideid.spark import SparkDeidSettings, deidentify_dataframe
     from clinideid.spark.io import (
         CORRUPT_COLUMN,
+        check_inputs,
         check_output_paths,
         infer_format,
         read_table,
@@ -114,6 +115,7 @@ def spark_deid(
         overrides["scope"] = scope
     spark_conf = _parse_conf(conf)
     data_format = infer_format(inputs, fmt)
+    check_inputs(inputs)
     check_output_paths(inputs, [output, report], overwrite)
     key = _load_key(key_file, ephemeral_key)
     cfg = load_config(config).model_dump() if config is not None else None

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from clinideid.errors import ConfigError
+from clinideid.errors import ConfigError, InputError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -56,9 +56,25 @@ def infer_format(paths: Sequence[str], fmt: str | None) -> str:
     return found.pop()  # type: ignore[return-value]
 
 
+def check_inputs(paths: Sequence[str]) -> None:
+    """``InputError`` for a local input path (not a glob pattern) that does not exist."""
+    for p in paths:
+        if _is_local(p) and not any(c in p for c in "*?[{") and not _local(p).exists():
+            raise InputError(f"input path {p} does not exist")
+
+
 def read_table(spark: SparkSession, paths: Sequence[str], fmt: str) -> DataFrame:
     """The input rows. Malformed JSON or CSV lines are kept in ``_corrupt_record`` (their rows then fail
     in the report) rather than dropped or stopping the job."""
+    from pyspark.errors import AnalysisException
+
+    try:
+        return _read(spark, paths, fmt)
+    except AnalysisException as exc:  # no such path, an unreadable schema: Spark's message names the path
+        raise InputError(f"cannot read the {fmt} input: {exc.getMessage()}") from None
+
+
+def _read(spark: SparkSession, paths: Sequence[str], fmt: str) -> DataFrame:
     reader = spark.read
     if fmt == "parquet":
         return reader.parquet(*paths)

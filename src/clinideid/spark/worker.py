@@ -67,16 +67,9 @@ class SparkDeidSettings:
     corrupt_column: str | None = None
 
     def fingerprint(self, key: bytes | None) -> str:
-        """A digest of what decides the outputs; the key enters only through a hash of it."""
+        """A digest of what decides the pipeline; the key enters only through a hash of it."""
         return settings_fingerprint(
-            {
-                "language": self.language,
-                "config": self.config,
-                "overrides": self.overrides,
-                "fields": list(self.fields),
-                "text_column": self.text_column,
-            },
-            key,
+            {"language": self.language, "config": self.config, "overrides": self.overrides}, key
         )
 
     def build(self, key: bytes | None) -> MultilingualDeidentifier:
@@ -89,6 +82,8 @@ class SparkDeidSettings:
 
 
 _PIPELINES: dict[str, MultilingualDeidentifier] = {}
+#: pipelines this process has built, per fingerprint (a process that builds one twice has lost its cache)
+BUILDS: Counter = Counter()
 
 
 def cached_pipeline(settings: SparkDeidSettings, key: bytes | None) -> MultilingualDeidentifier:
@@ -101,6 +96,7 @@ def cached_pipeline(settings: SparkDeidSettings, key: bytes | None) -> Multiling
         if len(_PIPELINES) >= MAX_CACHED:
             _PIPELINES.pop(next(iter(_PIPELINES)))
         _PIPELINES[fingerprint] = deid
+        BUILDS[fingerprint] += 1
         log.info("de-identification pipeline built in %.1f s", time.perf_counter() - started)
     return deid
 
@@ -185,10 +181,10 @@ def deidentify_row(
     except (ConfigError, ModelError):
         raise  # a problem of the whole job (config, model), not of this row
     except (ClinideidError, DocumentTimeout) as exc:
-        log.warning("document %s failed: %s", doc_id, exc)
+        log.warning("a document failed: %s", exc)  # executor logs travel far: no id
         return _failed(str(exc), warnings)
     except Exception as exc:  # a bug must not lose the rest of the job; the type is enough to report
-        log.error("document %s failed with an internal error (%s)", doc_id, type(exc).__name__)
+        log.error("a document failed with an internal error (%s)", type(exc).__name__)
         return _failed(f"internal error ({type(exc).__name__})", warnings)
     report = {**result.report(), "id": doc_id}
     report["fields"] = [
