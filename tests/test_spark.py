@@ -341,3 +341,12 @@ def test_cli_on_csv_keeps_line_breaks_and_quotes(spark, key_file, tmp_path):
     rows = spark.read.options(header="true", multiLine="true", escape='"').csv(str(out)).collect()
     assert [(r["id"], r["text"]) for r in rows] == [("c1", expected["c1"]["text"])]
     assert "\n" in rows[0]["text"] and "John" not in rows[0]["text"]
+
+    # a line with more fields than the header fails in the report instead of being cut short
+    bad = tmp_path / "bad.csv"
+    bad.write_text('id,text\nb1,"Patient John Smith."\nb2,Patient John Smith,extra\n', encoding="utf-8")
+    args = ["spark-deid", str(bad), "-o", str(tmp_path / "o2"), "--report", str(tmp_path / "r2")]
+    res = runner.invoke(app, [*args, "--language", "en", "--key-file", str(key_file)], catch_exceptions=False)
+    assert res.exit_code == 3, res.output
+    failed = [r for r in read_parts(tmp_path / "r2") if r["status"] == "failed"]
+    assert len(failed) == 1 and "could not be parsed" in failed[0]["error"]

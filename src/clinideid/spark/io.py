@@ -84,8 +84,15 @@ def _read(spark: SparkSession, paths: Sequence[str], fmt: str) -> DataFrame:
             .option("columnNameOfCorruptRecord", CORRUPT_COLUMN)
             .json(list(paths))
         )
+    # CSV keeps malformed lines only in a corrupt-record column named in an explicit schema: every column a
+    # string (no type guessing), as the header names them
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    header = reader.options(**_CSV_OPTIONS).csv(list(paths)).columns
+    schema = StructType([StructField(name, StringType()) for name in [*header, CORRUPT_COLUMN]])
     return (
-        reader.options(**_CSV_OPTIONS)
+        spark.read.options(**_CSV_OPTIONS)
+        .schema(schema)
         .option("mode", "PERMISSIVE")
         .option("columnNameOfCorruptRecord", CORRUPT_COLUMN)
         .csv(list(paths))
