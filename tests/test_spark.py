@@ -10,7 +10,6 @@ import shutil
 import sys
 from pathlib import Path
 
-import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
@@ -18,6 +17,7 @@ pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed (pip i
 if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
     pytest.skip("no Java runtime (apt-get install default-jre-headless)", allow_module_level=True)
 
+import pandas as pd  # noqa: E402
 from pyspark import cloudpickle  # noqa: E402  (the copy Spark pickles closures with)
 from pyspark.sql import SparkSession  # noqa: E402
 
