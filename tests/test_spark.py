@@ -25,6 +25,7 @@ from clinideid.batch.records import FieldPolicy  # noqa: E402
 from clinideid.cli import _register_commands, app  # noqa: E402
 from clinideid.errors import ConfigError, InputError  # noqa: E402
 from clinideid.spark import SparkDeidSettings, deidentify_dataframe  # noqa: E402
+from clinideid.spark.io import CORRUPT_COLUMN, read_table  # noqa: E402
 from clinideid.spark.worker import batch_function, cached_pipeline  # noqa: E402
 from clinideid.transform.keys import generate_key, load_key  # noqa: E402
 
@@ -325,6 +326,16 @@ def test_cli_on_jsonl_with_a_malformed_line(spark, key_file, tmp_path):
     failed = [r for r in reports if r["status"] == "failed"]
     assert len(failed) == 1 and "could not be parsed" in failed[0]["error"]
     assert "John" not in json.dumps(failed)
+
+    # the malformed line's raw text is not carried in the cached rows either
+    df = read_table(spark, [str(source)], "jsonl")
+    settings = SparkDeidSettings("id", "text", language="en", corrupt_column=CORRUPT_COLUMN)
+    result = deidentify_dataframe(df, settings, load_key(key_file))
+    try:
+        assert result._combined.where(f"{CORRUPT_COLUMN} is not null").count() == 0
+        assert result.report.where("status = 'failed'").count() == 1
+    finally:
+        result.close()
 
 
 def test_cli_on_csv_keeps_line_breaks_and_quotes(spark, key_file, tmp_path):

@@ -217,6 +217,8 @@ def deidentify_frame(batch: pd.DataFrame, settings: SparkDeidSettings, key: byte
     out = batch.copy()
     outcomes = [deidentify_row(row, settings, deid) for row in batch.to_dict("records")]
     out[settings.text_column] = [o.text for o in outcomes]
+    if settings.corrupt_column and settings.corrupt_column in out.columns:
+        out[settings.corrupt_column] = None  # a malformed line's raw text goes no further
     for name in settings.fields:
         if name in out.columns:
             old = batch[name].tolist()
