@@ -86,8 +86,11 @@ def spark_deid(
     """De-identify a table of clinical notes with Apache Spark: text and other string columns, per row.
 
     The pipeline is built once per executor process; a row that fails is reported (status failed, a reason
-    without document text) and the job goes on. Needs pip install 'clinideid[spark]' and Java 17 or 21.
+    without document text) and the job goes on. Needs the extra named spark (pyspark) and Java 17 or 21.
     """
+    from clinideid.spark.io import require_spark
+
+    require_spark()
     from clinideid.config import load_config
     from clinideid.spark import SparkDeidSettings, deidentify_dataframe
     from clinideid.spark.io import (

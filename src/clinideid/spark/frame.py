@@ -19,6 +19,7 @@ from clinideid.spark.worker import SparkDeidSettings
 if TYPE_CHECKING:
     from pyspark.broadcast import Broadcast
     from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
 
 #: columns of the report DataFrame, one row per input row (``report`` is the ``report.jsonl`` line)
 REPORT_COLUMNS = ("id", "status", "error", "chars", "seconds", "spans_per_label", "warnings", "report")
@@ -165,7 +166,7 @@ def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def _combined_schema(df: DataFrame):
+def _combined_schema(df: DataFrame) -> StructType:
     """The input's columns, every one nullable (a failed row's text and fields become null), then the
     worker's bookkeeping columns."""
     from pyspark.sql.types import (

@@ -25,15 +25,24 @@ CORRUPT_COLUMN = "_corrupt_record"
 _CSV_OPTIONS = {"header": "true", "multiLine": "true", "escape": '"', "quote": '"'}
 
 
+def require_spark() -> None:
+    """``ConfigError`` with the fix when pyspark or pandas is not installed."""
+    try:
+        import pandas  # noqa: F401
+        import pyspark  # noqa: F401
+    except ImportError:
+        raise ConfigError(
+            "Apache Spark support needs pyspark and pandas: pip install 'clinideid[spark]' "
+            "(and a Java 17 or 21 runtime)"
+        ) from None
+
+
 def session(master: str = "local[*]", app_name: str = "clinideid", conf: dict[str, str] | None = None):
     """A Spark session. For a local master the Python workers run this interpreter (so they import the
     same clinideid and pandas); a cluster's workers are configured by the cluster (``PYSPARK_PYTHON``)."""
-    try:
-        from pyspark.sql import SparkSession
-    except ImportError:
-        raise ConfigError(
-            "Apache Spark support needs pyspark: pip install 'clinideid[spark]' (and a Java 17 or 21 runtime)"
-        ) from None
+    require_spark()
+    from pyspark.sql import SparkSession
+
     if master.startswith("local"):
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.master(master).appName(app_name)
