@@ -26,7 +26,13 @@ from clinideid.cli import _register_commands, app  # noqa: E402
 from clinideid.errors import ConfigError, InputError  # noqa: E402
 from clinideid.spark import SparkDeidSettings, deidentify_dataframe  # noqa: E402
 from clinideid.spark.io import CORRUPT_COLUMN, read_table  # noqa: E402
-from clinideid.spark.worker import batch_function, cached_pipeline  # noqa: E402
+from clinideid.spark.worker import (  # noqa: E402
+    ERROR,
+    STATUS,
+    batch_function,
+    cached_pipeline,
+    deidentify_frame,
+)
 from clinideid.transform.keys import generate_key, load_key  # noqa: E402
 
 _register_commands()
@@ -240,6 +246,20 @@ def test_time_limit_fails_the_row_in_the_executor(spark, key_file):
     finally:
         result.close()
     assert row["status"] == "failed" and "time limit of 0.01 s" in row["error"]
+
+
+def test_an_unexpected_error_in_one_row_fails_only_that_row():
+    class Unprintable:
+        def __str__(self) -> str:
+            raise RuntimeError("cannot print")
+
+    batch = pd.DataFrame(
+        {"id": [Unprintable(), "n2"], "text": ["Patient John Smith.", "Dr. Sarah Thompson."]}
+    )
+    out = deidentify_frame(batch, SparkDeidSettings("id", "text", language="en"), generate_key())
+    assert out[STATUS].tolist() == ["failed", "done"]
+    assert out[ERROR][0] == "internal error (RuntimeError)" and out["text"][0] is None
+    assert "Sarah" not in out["text"][1]
 
 
 def test_columns_that_cannot_be_deidentified_are_refused_unless_kept(spark, key_file):

@@ -207,6 +207,20 @@ def deidentify_row(
     )
 
 
+def _guarded(row: dict[str, Any], settings: SparkDeidSettings, deid: MultilingualDeidentifier) -> RowOutcome:
+    """``deidentify_row``, with any error outside the pipeline call (a row's values, its report) turned
+    into that row's failure too: only a problem of the whole job (config, model) stops the job."""
+    try:
+        return deidentify_row(row, settings, deid)
+    except (ConfigError, ModelError):
+        raise
+    except ClinideidError as exc:
+        return _failed(str(exc))
+    except Exception as exc:
+        log.error("a row failed with an internal error (%s)", type(exc).__name__)
+        return _failed(f"internal error ({type(exc).__name__})")
+
+
 def deidentify_frame(batch: pd.DataFrame, settings: SparkDeidSettings, key: bytes | None) -> pd.DataFrame:
     """A batch of rows with text and string fields de-identified and the bookkeeping columns appended.
 
@@ -215,7 +229,7 @@ def deidentify_frame(batch: pd.DataFrame, settings: SparkDeidSettings, key: byte
     """
     deid = cached_pipeline(settings, key)
     out = batch.copy()
-    outcomes = [deidentify_row(row, settings, deid) for row in batch.to_dict("records")]
+    outcomes = [_guarded(row, settings, deid) for row in batch.to_dict("records")]
     out[settings.text_column] = [o.text for o in outcomes]
     if settings.corrupt_column and settings.corrupt_column in out.columns:
         out[settings.corrupt_column] = None  # a malformed line's raw text goes no further
