@@ -28,6 +28,7 @@ from clinideid.spark import SparkDeidSettings, deidentify_dataframe  # noqa: E40
 from clinideid.spark.io import CORRUPT_COLUMN, read_table  # noqa: E402
 from clinideid.spark.worker import (  # noqa: E402
     ERROR,
+    REPORT,
     STATUS,
     batch_function,
     cached_pipeline,
@@ -61,7 +62,17 @@ RECORDS = [
         "text": "Admitted 03/14/2021 to Boston Medical Center, room 12.",
     },
 ]
-PHI = ("John", "Smith", "1234567", "555-0199", "Sarah", "Thompson", "Mary")
+#: PHI in the notes above (surrogates are random per key, so a surrogate may repeat a common name: checked by
+#: the replaced offsets, not by the absence of the string)
+PHI = ("John Smith", "1234567", "555-0199", "Sarah Thompson", "Mary Smith")
+
+
+def covered(text: str, replacements: list[dict], phi: str) -> bool:
+    """Whether every occurrence of ``phi`` in ``text`` lies inside a replaced span."""
+    starts = [i for i in range(len(text)) if text.startswith(phi, i)]
+    return all(any(r["start"] <= i and i + len(phi) <= r["end"] for r in replacements) for i in starts)
+
+
 SCHEMA = "contact string, id string, patient_id string, text string"
 
 
@@ -145,8 +156,15 @@ def test_spark_output_is_exactly_the_local_cli_output(spark, key_file, tmp_path)
         assert json.loads(reports[doc_id]["report"]) == expected_reports[doc_id]
         assert reports[doc_id]["status"] == "done" and reports[doc_id]["error"] is None
     assert rows["n1"]["text"] != RECORDS[0]["text"]
-    for phi in PHI:
-        assert all(phi not in (r["text"] + (r["contact"] or "")) for r in rows.values())
+    for record in RECORDS:
+        report = json.loads(reports[record["id"]]["report"])
+        for phi in PHI:
+            assert covered(record["text"], report["replacements"], phi), (record["id"], phi)
+        contact = [f["replacements"] for f in report["fields"] if f["field"] == "contact"]
+        if record["contact"]:
+            name = record["contact"].removeprefix("Dr. ")  # the title stays
+            assert contact and covered(record["contact"], contact[0], name)
+    assert "1234567" not in rows["n1"]["text"] and "555-0199" not in rows["n1"]["text"]
     # counts per label add up to the replacements of the note and its fields
     report = json.loads(reports["n1"]["report"])
     n_replacements = len(report["replacements"]) + sum(len(f["replacements"]) for f in report["fields"])
@@ -259,7 +277,7 @@ def test_an_unexpected_error_in_one_row_fails_only_that_row():
     out = deidentify_frame(batch, SparkDeidSettings("id", "text", language="en"), generate_key())
     assert out[STATUS].tolist() == ["failed", "done"]
     assert out[ERROR][0] == "internal error (RuntimeError)" and out["text"][0] is None
-    assert "Sarah" not in out["text"][1]
+    assert covered("Dr. Sarah Thompson.", json.loads(out[REPORT][1])["replacements"], "Sarah Thompson")
 
 
 def test_columns_that_cannot_be_deidentified_are_refused_unless_kept(spark, key_file):
@@ -273,7 +291,7 @@ def test_columns_that_cannot_be_deidentified_are_refused_unless_kept(spark, key_
     dropped = deidentify_dataframe(df, settings, load_key(key_file), FieldPolicy(drop_others=True))
     try:
         row = kept.data.collect()[0]
-        assert row["age"] == 45 and "John" not in row["text"]
+        assert row["age"] == 45 and row["text"] != "Patient John Smith, age 45."
         assert dropped.data.columns == ["id", "text"]
     finally:
         kept.close()
@@ -371,7 +389,7 @@ def test_cli_on_csv_keeps_line_breaks_and_quotes(spark, key_file, tmp_path):
     assert res.exit_code == 0, res.output
     rows = spark.read.options(header="true", multiLine="true", escape='"').csv(str(out)).collect()
     assert [(r["id"], r["text"]) for r in rows] == [("c1", expected["c1"]["text"])]
-    assert "\n" in rows[0]["text"] and "John" not in rows[0]["text"]
+    assert "\n" in rows[0]["text"] and rows[0]["text"] != records[0]["text"]
 
     # a line with more fields than the header fails in the report instead of being cut short
     bad = tmp_path / "bad.csv"
