@@ -21,6 +21,7 @@ import pandas as pd  # noqa: E402
 from pyspark import cloudpickle  # noqa: E402  (the copy Spark pickles closures with)
 from pyspark.sql import SparkSession  # noqa: E402
 
+import clinideid  # noqa: E402
 from clinideid.batch.records import FieldPolicy  # noqa: E402
 from clinideid.cli import _register_commands, app  # noqa: E402
 from clinideid.errors import ConfigError, InputError  # noqa: E402
@@ -399,3 +400,24 @@ def test_cli_on_csv_keeps_line_breaks_and_quotes(spark, key_file, tmp_path):
     assert res.exit_code == 3, res.output
     failed = [r for r in read_parts(tmp_path / "r2") if r["status"] == "failed"]
     assert len(failed) == 1 and "could not be parsed" in failed[0]["error"]
+
+
+def test_cli_operator_overrides_and_config_reach_the_executors(spark, tmp_path):
+    records = [{"id": "o1", "text": "Patient John Smith, seen 01/02/2020, MRN 1234567."}]
+    source = write_jsonl(tmp_path / "notes.jsonl", records)
+    options = ["--language", "en", "--ephemeral-key", "--operator", "DATE=date_generalize:strategy=year"]
+    config = Path(clinideid.__file__).parent / "config" / "en.yaml"
+    options += ["--operator", "default=tag", "--config", str(config)]
+    out, report = tmp_path / "safe", tmp_path / "report"
+    res = runner.invoke(
+        app,
+        ["spark-deid", str(source), "-o", str(out), "--report", str(report), *options],
+        catch_exceptions=False,
+    )
+    assert res.exit_code == 0, res.output
+    local = runner.invoke(
+        app, ["deid", str(source), "-o", str(tmp_path / "local"), "--no-progress", *options]
+    )
+    assert local.exit_code == 0, local.output
+    expected = json.loads((tmp_path / "local" / "notes.jsonl").read_text("utf-8"))["text"]
+    assert [r["text"] for r in read_parts(out)] == [expected] == ["Patient [NAME], seen 2020, MRN [ID]."]
