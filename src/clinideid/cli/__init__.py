@@ -33,6 +33,7 @@ def _register_commands() -> None:
         evaluate,
         keygen,
         pretrain_lm,
+        spark,
         stats,
         train,
     )
