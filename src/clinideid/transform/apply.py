@@ -115,14 +115,17 @@ def apply_operators(
         chunks.append(text)
         cursor = start
     chunks.append(doc.text[:cursor])
-    new_text = "".join(reversed(chunks))
+    chunks.reverse()
+    new_text = "".join(chunks)
+    del chunks  # the unchanged pieces would otherwise stay alive beside the joined text
 
-    placed: dict[int, tuple[int, int]] = {}
+    placed: list[tuple[int, int]] = [(0, 0)] * len(ordered)
     delta = 0
     for start, end, text, index in edits:
         if index >= 0:
             placed[index] = (start + delta, start + delta + len(text))
         delta += len(text) - (end - start)
+    del edits
 
     report = [
         Replacement(
