@@ -48,9 +48,10 @@ CHUNK_CHARS = 100_000
 #: chunks out per worker: one running, one waiting in the queue so a worker never idles between chunks
 IN_FLIGHT_PER_WORKER = 2
 #: with the default worker count, one worker per this many characters found in the input (looked at up to
-#: this much per core): a worker's start-up (spawn, imports, compiling the rule packs, loading models) costs
-#: about as much as de-identifying a million characters with the English rules on one core
-AUTO_CHARS_PER_WORKER = 1_000_000
+#: this much per core): a worker's start-up (spawn, imports, rule packs from the compiled-pattern cache the
+#: command has just filled, loading models) costs about a second, as much as de-identifying some 250,000
+#: characters with the English rules on one core
+AUTO_CHARS_PER_WORKER = 300_000
 #: how long the parent waits for results before it looks at stop requests again
 POLL_SECONDS = 0.2
 #: after a crash, how long to wait for the broken pool to fail its other futures
