@@ -5,6 +5,7 @@ Names are made of random syllables and numbers are random: nothing here is a rea
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -95,3 +96,19 @@ def wait_for_journal(out: Path, lines: int, proc: subprocess.Popen, timeout: flo
             return False
         time.sleep(0.005)
     raise TimeoutError("the run made no progress")
+
+
+def key_file(tmp_path: Path, label: bytes) -> Path:
+    """A key file in ``tmp_path``: the SHA-256 of ``label`` in hex (a fixed, random-looking test key)."""
+    key = tmp_path / "secret.key"
+    key.write_text(hashlib.sha256(label).hexdigest() + "\n", encoding="ascii")
+    return key
+
+
+def output_files(out: Path) -> dict[str, bytes]:
+    """Every file of an output folder except the run's own state and the summary (it holds timings)."""
+    return {
+        p.relative_to(out).as_posix(): p.read_bytes()
+        for p in sorted(out.rglob("*"))
+        if p.is_file() and ".clinideid" not in p.parts and p.name != "summary.json"
+    }

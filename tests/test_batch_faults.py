@@ -7,7 +7,6 @@ every document once.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 import signal
@@ -18,6 +17,8 @@ import pytest
 
 from batch_fixtures import (
     journal_lines,
+    key_file,
+    output_files,
     run_to_end,
     start,
     wait_for_journal,
@@ -30,21 +31,6 @@ pytestmark = pytest.mark.slow
 
 N_DOCS = 30
 NOTE_SIZE = 12_000
-
-
-def _key(tmp_path: Path) -> Path:
-    key = tmp_path / "secret.key"
-    key.write_text(hashlib.sha256(b"fault-injection tests").hexdigest() + "\n", encoding="ascii")
-    return key
-
-
-def _outputs(out: Path) -> dict[str, bytes]:
-    """Every file of an output folder except the run's own state and the summary (it holds timings)."""
-    return {
-        p.relative_to(out).as_posix(): p.read_bytes()
-        for p in sorted(out.rglob("*"))
-        if p.is_file() and ".clinideid" not in p.parts and p.name != "summary.json"
-    }
 
 
 def _kill_and_resume(src: Path, out: Path, args: list[str], seed: int, kills: int = 3) -> int:
@@ -70,7 +56,7 @@ def _kill_and_resume(src: Path, out: Path, args: list[str], seed: int, kills: in
 
 @pytest.mark.parametrize("kind", ["text", "jsonl", "brat"])
 def test_kill_9_then_resume_is_exactly_once(tmp_path: Path, kind: str):
-    key = _key(tmp_path)
+    key = key_file(tmp_path, b"fault-injection tests")
     if kind == "text":
         src = tmp_path / "notes"
         planted = write_text_notes(src, N_DOCS, NOTE_SIZE)
@@ -92,7 +78,7 @@ def test_kill_9_then_resume_is_exactly_once(tmp_path: Path, kind: str):
     out = tmp_path / "out"
     runs = _kill_and_resume(src, out, args, seed={"text": 1, "jsonl": 2, "brat": 3}[kind])
 
-    assert _outputs(out) == _outputs(clean)  # same bytes: nothing lost, doubled or half-written
+    assert output_files(out) == output_files(clean)  # same bytes: nothing lost, doubled or half-written
     report_ids = [json.loads(x)["id"] for x in (out / "report.jsonl").read_text("utf-8").splitlines()]
     assert len(report_ids) == N_DOCS == len(set(report_ids))
     summary = json.loads((out / "summary.json").read_text("utf-8"))
@@ -104,12 +90,12 @@ def test_kill_9_then_resume_is_exactly_once(tmp_path: Path, kind: str):
     if kind == "jsonl":
         records = (out / "notes.jsonl").read_text("utf-8").splitlines()
         assert len(records) == N_DOCS
-    everything = b"".join(_outputs(out).values()).decode("utf-8")
+    everything = b"".join(output_files(out).values()).decode("utf-8")
     assert not any(phi in everything for phi in planted)
 
 
 def test_kill_inside_a_long_document_leaves_no_partial_output(tmp_path: Path):
-    key = _key(tmp_path)
+    key = key_file(tmp_path, b"fault-injection tests")
     src = tmp_path / "notes"
     write_text_notes(src, 2, 2000)
     big = src / "note999.txt"  # sorted last: processed after the two short notes
@@ -130,12 +116,16 @@ def test_kill_inside_a_long_document_leaves_no_partial_output(tmp_path: Path):
     assert (out / "note999.txt").stat().st_size > 1_000_000
 
 
-def test_sigint_finishes_the_current_document_and_writes_the_summary(tmp_path: Path):
-    key = _key(tmp_path)
+@pytest.mark.parametrize("workers", [[], ["--workers", "2"]], ids=["in-process", "two-workers"])
+def test_sigint_finishes_the_current_document_and_writes_the_summary(tmp_path: Path, workers: list[str]):
+    """In-process: the current document is finished; with workers: the chunks out are finished and
+    committed in order, no new ones are sent."""
+    key = key_file(tmp_path, b"fault-injection tests")
     src = tmp_path / "notes"
-    write_text_notes(src, N_DOCS, NOTE_SIZE)
+    write_text_notes(src, N_DOCS * 2 if workers else N_DOCS, NOTE_SIZE)
+    n = N_DOCS * 2 if workers else N_DOCS
     out = tmp_path / "out"
-    args = ["-l", "en", "--key-file", str(key), "--no-progress"]
+    args = ["-l", "en", "--key-file", str(key), "--no-progress", *workers]
     proc = start(str(src), "-o", str(out), *args)
     assert wait_for_journal(out, 4, proc)
     proc.send_signal(signal.SIGINT)
@@ -143,20 +133,20 @@ def test_sigint_finishes_the_current_document_and_writes_the_summary(tmp_path: P
     assert proc.returncode == 130
     assert "--resume" in stderr and "Traceback" not in stderr
     summary = json.loads((out / "summary.json").read_text("utf-8"))
-    assert 0 < summary["succeeded"] < N_DOCS and summary["complete"] is False
+    assert 0 < summary["succeeded"] < n and summary["complete"] is False
     assert summary["runs"][-1]["ended"] == "stopped by SIGINT"
     done = summary["succeeded"]
     assert len((out / "report.jsonl").read_text("utf-8").splitlines()) == done
-    assert len(list(out.glob("note*.txt"))) == done
+    assert sorted(p.name for p in out.glob("note*.txt")) == [f"note{i:03d}.txt" for i in range(done)]
 
     res = run_to_end(str(src), "-o", str(out), *args, "--resume")
     assert res.returncode == 0, res.stderr
     summary = json.loads((out / "summary.json").read_text("utf-8"))
-    assert summary["succeeded"] == N_DOCS and summary["skipped"] == done and summary["complete"] is True
+    assert summary["succeeded"] == n and summary["skipped"] == done and summary["complete"] is True
 
 
 def test_a_second_run_into_the_same_folder_is_refused(tmp_path: Path):
-    key = _key(tmp_path)
+    key = key_file(tmp_path, b"fault-injection tests")
     src = tmp_path / "notes"
     write_text_notes(src, 400, NOTE_SIZE)  # long enough to still run when the second starts
     out = tmp_path / "out"

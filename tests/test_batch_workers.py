@@ -7,7 +7,6 @@ time limit enforced inside a worker, SIGINT.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import signal
@@ -20,6 +19,8 @@ import pytest
 
 from batch_fixtures import (
     journal_lines,
+    key_file,
+    output_files,
     run_to_end,
     start,
     wait_for_journal,
@@ -35,21 +36,6 @@ pytestmark = pytest.mark.slow
 N_DOCS = 40
 NOTE_SIZE = 6_000
 TIMING_KEYS = ("seconds", "characters_per_second")
-
-
-def _key(tmp_path: Path) -> Path:
-    key = tmp_path / "secret.key"
-    key.write_text(hashlib.sha256(b"worker tests").hexdigest() + "\n", encoding="ascii")
-    return key
-
-
-def _outputs(out: Path) -> dict[str, bytes]:
-    """Every file of an output folder but the run's state and the summary (compared without timings)."""
-    return {
-        p.relative_to(out).as_posix(): p.read_bytes()
-        for p in sorted(out.rglob("*"))
-        if p.is_file() and ".clinideid" not in p.parts and p.name != "summary.json"
-    }
 
 
 def _summary(out: Path) -> dict:
@@ -83,7 +69,7 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.parametrize("kind", ["text", "jsonl"])
 def test_two_workers_write_the_same_bytes_as_one(tmp_path: Path, kind: str):
-    key = _key(tmp_path)
+    key = key_file(tmp_path, b"worker tests")
     if kind == "text":
         src = tmp_path / "notes"
         planted = write_text_notes(src, N_DOCS, NOTE_SIZE)
@@ -102,10 +88,10 @@ def test_two_workers_write_the_same_bytes_as_one(tmp_path: Path, kind: str):
         res = run_to_end(str(src), "-o", str(out), *args, "--workers", str(workers))
         assert res.returncode == (0 if kind == "text" else 3), res.stderr
         outs[workers] = out
-    assert _outputs(outs[2]) == _outputs(outs[1])
+    assert output_files(outs[2]) == output_files(outs[1])
     assert _summary(outs[2]) == _summary(outs[1])
     assert _summary(outs[1])["succeeded"] == N_DOCS + 1  # the empty note, or the record "x"
-    everything = b"".join(_outputs(outs[2]).values()).decode("utf-8")
+    everything = b"".join(output_files(outs[2]).values()).decode("utf-8")
     assert not any(phi in everything for phi in [*planted, "Quxbrom"])
 
 
@@ -122,7 +108,7 @@ def _workers(pid: int) -> list[int]:
 
 
 def test_kill_9_of_the_parent_then_resume_with_workers(tmp_path: Path):
-    key = _key(tmp_path)
+    key = key_file(tmp_path, b"worker tests")
     src = tmp_path / "notes"
     n = 80
     write_text_notes(src, n, 12_000)
@@ -150,7 +136,7 @@ def test_kill_9_of_the_parent_then_resume_with_workers(tmp_path: Path):
 
     res = run_to_end(str(src), "-o", str(out), *args, "--resume")
     assert res.returncode == 0, res.stderr
-    assert _outputs(out) == _outputs(clean)
+    assert output_files(out) == output_files(clean)
     summary = json.loads((out / "summary.json").read_text("utf-8"))
     assert summary["succeeded"] == n and summary["skipped"] == done_before and summary["failed"] == 0
     assert [r["ended"] for r in summary["runs"]] == ["killed", "finished"]
@@ -181,7 +167,7 @@ if __name__ == "__main__":
 
 
 def test_a_document_that_kills_its_worker_fails_alone(tmp_path: Path):
-    key = _key(tmp_path)
+    key = key_file(tmp_path, b"worker tests")
     src = tmp_path / "notes"
     planted = write_text_notes(src, 30, 3000)
     (src / "note013.txt").write_text("Patient: Zorvak Quimbel\nCRASH-ME\n", encoding="utf-8")
@@ -206,14 +192,14 @@ def test_a_document_that_kills_its_worker_fails_alone(tmp_path: Path):
     assert not (out / "note013.txt").exists()
     written = sorted(p.name for p in out.glob("note*.txt"))
     assert len(written) == 29
-    everything = b"".join(_outputs(out).values()).decode("utf-8")
+    everything = b"".join(output_files(out).values()).decode("utf-8")
     assert not any(phi in everything for phi in planted)
     ids = [json.loads(x)["id"] for x in (out / "report.jsonl").read_text("utf-8").splitlines()]
     assert ids == [p.removesuffix(".txt") for p in written]  # still in input order
 
 
 def test_the_time_limit_is_enforced_inside_a_worker(tmp_path: Path):
-    key = _key(tmp_path)
+    key = key_file(tmp_path, b"worker tests")
     src = tmp_path / "notes"
     write_text_notes(src, 20, 2000)
     huge = (src / "note000.txt").read_text("utf-8") * 400  # ~800 kB: far over 0.5 s
@@ -230,34 +216,8 @@ def test_the_time_limit_is_enforced_inside_a_worker(tmp_path: Path):
     assert time.monotonic() - started < 120
 
 
-def test_sigint_with_workers_stops_cleanly_and_resumes(tmp_path: Path):
-    key = _key(tmp_path)
-    src = tmp_path / "notes"
-    n = 60
-    write_text_notes(src, n, 12_000)
-    out = tmp_path / "out"
-    args = ["-l", "en", "--key-file", str(key), "--no-progress", "--workers", "2"]
-    proc = start(str(src), "-o", str(out), *args)
-    assert wait_for_journal(out, 4, proc)
-    proc.send_signal(signal.SIGINT)
-    _, stderr = proc.communicate(timeout=120)
-    assert proc.returncode == 130
-    assert "--resume" in stderr and "Traceback" not in stderr
-    summary = json.loads((out / "summary.json").read_text("utf-8"))
-    assert 0 < summary["succeeded"] < n and summary["complete"] is False
-    assert summary["runs"][-1]["ended"] == "stopped by SIGINT"
-    done = summary["succeeded"]
-    assert len((out / "report.jsonl").read_text("utf-8").splitlines()) == done
-    assert sorted(p.name for p in out.glob("note*.txt")) == [f"note{i:03d}.txt" for i in range(done)]
-
-    res = run_to_end(str(src), "-o", str(out), *args, "--resume")
-    assert res.returncode == 0, res.stderr
-    summary = json.loads((out / "summary.json").read_text("utf-8"))
-    assert summary["succeeded"] == n and summary["skipped"] == done and summary["complete"] is True
-
-
 def test_sigterm_with_workers_leaves_no_worker_behind(tmp_path: Path):
-    key = _key(tmp_path)
+    key = key_file(tmp_path, b"worker tests")
     src = tmp_path / "notes"
     write_text_notes(src, 80, 12_000)
     out = tmp_path / "out"
@@ -286,6 +246,8 @@ def test_default_worker_count_grows_with_the_input():
     assert _workers_for(_items(30, 12_000), exhausted=True, requested=0) == 1  # start-up would not pay off
     big = _items(cores * 4, AUTO_CHARS_PER_WORKER // 2)
     assert _workers_for(big, exhausted=True, requested=0) == cores
-    assert _workers_for(_items(1, 5 * AUTO_CHARS_PER_WORKER), exhausted=True, requested=0) == 1  # one document
+    assert (
+        _workers_for(_items(1, 5 * AUTO_CHARS_PER_WORKER), exhausted=True, requested=0) == 1
+    )  # one document
     assert _workers_for(_items(2, 500), exhausted=False, requested=0) == cores  # more input to come
     assert _workers_for(_items(1, 500), exhausted=True, requested=3) == 3  # asked for explicitly

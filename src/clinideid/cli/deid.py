@@ -13,8 +13,6 @@ from clinideid.batch.journal import settings_fingerprint
 from clinideid.batch.paths import NAMING, check_paths
 from clinideid.batch.records import FieldPolicy
 from clinideid.batch.runner import (
-    EXIT_DOCUMENTS_FAILED,
-    EXIT_INTERRUPTED,
     BatchOptions,
     patient_id_getter,
     run_batch,
@@ -28,6 +26,7 @@ from clinideid.cli.deid_tables import (
     run_tables,
     table_format,
 )
+from clinideid.cli.outcome import finish
 from clinideid.config import load_config
 from clinideid.errors import ConfigError, InputError
 from clinideid.pipeline import MultilingualDeidentifier
@@ -338,20 +337,11 @@ def deid(
     )
     if d["spans_per_label"]:
         typer.echo("spans per label: " + json.dumps(d["spans_per_label"]))
-    for err in d["errors"][:20]:
-        typer.secho(f"  failed {err['id']}: {err['error']}", err=True, fg=typer.colors.YELLOW)
-    if outcome.interrupted_by:
-        typer.secho(
-            f"stopped by {outcome.interrupted_by}: the documents finished so far are written and recorded; "
-            "run the same command with --resume to finish",
-            err=True,
-            fg=typer.colors.RED,
-        )
-        raise typer.Exit(EXIT_INTERRUPTED)
-    if d["failed"] and not allow_failures:
-        typer.secho(
-            f"{d['failed']} document(s) failed (listed in summary.json); exit code {EXIT_DOCUMENTS_FAILED}",
-            err=True,
-            fg=typer.colors.YELLOW,
-        )
-        raise typer.Exit(EXIT_DOCUMENTS_FAILED)
+    finish(
+        d,
+        outcome.interrupted_by,
+        allow_failures,
+        unit="document",
+        kept="written and recorded",
+        failures_listed="listed in summary.json",
+    )

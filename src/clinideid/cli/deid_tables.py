@@ -14,6 +14,7 @@ from clinideid.batch.paths import check_paths
 from clinideid.batch.records import FieldPolicy
 from clinideid.batch.runner import EXIT_DOCUMENTS_FAILED, EXIT_INTERRUPTED
 from clinideid.batch.tables import TABLE_SUFFIXES, RowOptions, TableSpec, run_table
+from clinideid.cli.outcome import finish
 from clinideid.errors import ConfigError, InputError
 from clinideid.pipeline import MultilingualDeidentifier
 
@@ -173,23 +174,14 @@ def run_tables(
         f"{d['skipped']} skipped as done; {sum(d['spans_per_label'].values())} spans replaced -> "
         f"{sink.description}"
     )
-    for err in d["errors"][:20]:
-        typer.secho(f"  failed {err['id']}: {err['error']}", err=True, fg=typer.colors.YELLOW)
-    if outcome.interrupted_by:
-        typer.secho(
-            f"stopped by {outcome.interrupted_by}: the rows finished so far are written; run the same command "
-            "with --resume to finish",
-            err=True,
-            fg=typer.colors.RED,
-        )
-        raise typer.Exit(EXIT_INTERRUPTED)
-    if d["failed"] and not allow_failures:
-        typer.secho(
-            f"{d['failed']} row(s) failed (see the report); exit code {EXIT_DOCUMENTS_FAILED}",
-            err=True,
-            fg=typer.colors.YELLOW,
-        )
-        raise typer.Exit(EXIT_DOCUMENTS_FAILED)
+    finish(
+        d,
+        outcome.interrupted_by,
+        allow_failures,
+        unit="row",
+        kept="written",
+        failures_listed="see the report",
+    )
 
 
 def run_stdin(
