@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -126,6 +130,18 @@ def test_same_seed_same_notes_other_seed_other_notes():
     assert [d.text for d in a] != [d.text for d in c]
     # a note does not depend on how many come before it in the request
     assert generate_notes("de", 1, seed=5, start=29).__next__().document == a[29]
+
+
+def test_notes_are_the_same_in_another_process():
+    code = (
+        "import hashlib, json; from clinideid.synth import generate; "
+        "print(hashlib.sha256(json.dumps([[d.text, [s.key() for s in d.spans]] for d in "
+        "generate('ru', 14, seed=3)]).encode()).hexdigest())"
+    )
+    env = {**os.environ, "PYTHONHASHSEED": "123", "PYTHONPATH": os.pathsep.join(sys.path)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    here = [[d.text, [list(s.key()) for s in d.spans]] for d in generate("ru", 14, seed=3)]
+    assert out.stdout.strip() == hashlib.sha256(json.dumps(here).encode()).hexdigest()
 
 
 def test_filters_and_bad_requests():

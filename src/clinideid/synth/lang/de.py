@@ -41,7 +41,7 @@ TEMPLATES = {
         ],
         [
             "wir berichten über {g:Herrn|Frau} {patient}, geb. {birthdate}, wohnhaft {street}, {zip} {city}, "
-            "der sich vom {adm} bis {dis} in unserer stationären Behandlung befand.\n",
+            "{g:der|die} sich vom {adm} bis {dis} in unserer stationären Behandlung befand.\n",
             "wir berichten über unsere{g:n| gemeinsame} Patient{g:en|in} {patient_lf_comma} (geb. {birthdate}, "
             "Pat.-Nr. {mrn}), stationär vom {adm} bis zum {dis}.\n",
         ],
