@@ -65,18 +65,20 @@ def pools(profile: LanguageProfile) -> Pools:
 
     patronymics = load_list(lang, "patronymics") if profile.patronymic else []
     plain = lambda x: 2 < len(x) < 60  # noqa: E731
+    states = _clean(load_list(lang, "states"), place_ok)
+    regions = set(states)  # some city lists also hold regions: a CITY must not be one
     return Pools(
         male=_clean(load_list(lang, "first_names_male"), name_ok("male")),
         female=_clean(load_list(lang, "first_names_female"), name_ok("female")),
         surnames=_clean(load_list(lang, "surnames"), name_ok("surname")),
         patronymics_m=_clean(patronymics, lambda x: x.endswith("ич") and _NAME.match(x) is not None),
         patronymics_f=_clean(patronymics, lambda x: x.endswith("на") and _NAME.match(x) is not None),
-        cities=_clean(load_list(lang, "cities"), place_ok),
+        cities=_clean(load_list(lang, "cities"), lambda x: place_ok(x) and x not in regions),
         streets=_clean(load_list(lang, "streets"), lambda x: _PLACE.match(x) is not None),
         hospitals=_clean(load_list(lang, "hospitals"), plain),
         organizations=_clean(load_list(lang, "organizations"), plain),
         professions=_clean(load_list(lang, "professions"), lambda x: plain(x) and len(x) < 40),
-        states=_clean(load_list(lang, "states"), place_ok),
+        states=states,
         countries=_clean(load_list(lang, "countries"), place_ok),
     )
 

@@ -134,7 +134,10 @@ TEMPLATES = {
             "{patient}, {age} J., {g:m|w}, Pat.-Nr. {mrn}. RTW aus {city}, {street}.\n",
             "{g:Pat.|Pat.in} {patient_init}, {age}-jährig, kollabiert am Arbeitsplatz ({org}).\n",
         ],
-        ["Triage: {vitals}, {score}. Vorerkrankungen: {eponym}. Dauermedikation: {drug}.\n"],
+        [
+            "Triage: {vitals}, {score}. Vorerkrankungen: {eponym}. Dauermedikation: {drug}.\n",
+            "Triage {time} Uhr: {age}-jährige{g:r|} Patient{g:|in}, {vitals}. Bekannt: {eponym}; Medikation: {drug}. Lebt mit {relation_word} in {city}.\n",
+        ],
         [
             "Neuro: {score}, Kraftgrad {strength}. Rücksprache mit Dr. {doctor2_last}, Aufnahme {hospital2}.\n",
             "{relation_word} {relative_first} informiert. Weiterbehandlung durch Dr. {doctor_last}.\n",

@@ -111,7 +111,10 @@ TEMPLATES = {
             "{patient}, {age}{g:M|F}, MRN {mrn}, brought by EMS from {street}, {city}.\n",
             "{age} yo {g:M|F} ({patient_init}) BIBA after syncope at work ({org}).\n",
         ],
-        ["Triage: {vitals}, {score}. Hx {eponym}. Meds: {drug}.\n"],
+        [
+            "Triage: {vitals}, {score}. Hx {eponym}. Meds: {drug}.\n",
+            "Triage at {time}: aged {age}, {vitals}. PMH: {eponym}, on {drug}. Lives with {relation_word} in {city}.\n",
+        ],
         [
             "Exam: alert, {score}, strength {strength}. Seen by Dr. {doctor_last} at {time}.\n",
             "D/w Dr. {doctor2_last} on call, admit to {hospital2}. {relative_first} ({relation_word}) informed.\n",

@@ -131,7 +131,10 @@ TEMPLATES = {
             "{patient}, {age} años, NHC {mrn}. Traslado en ambulancia desde {street}, {city}.\n",
             "{g:Varón|Mujer} de {age} años ({patient_init}), síncope en el trabajo ({org}).\n",
         ],
-        ["Constantes: {vitals}, {score}. AP: {eponym}. Tratamiento habitual: {drug}.\n"],
+        [
+            "Constantes: {vitals}, {score}. AP: {eponym}. Tratamiento habitual: {drug}.\n",
+            "Triaje {time}: paciente de {age} años, {vitals}. AP: {eponym}; toma {drug}. Vive con su {relation_word} en {city}.\n",
+        ],
         [
             "Exploración neurológica: {score}, fuerza {strength}. Comentado con Dr. {doctor2_last}; ingreso en "
             "{hospital2}.\n",

@@ -129,7 +129,10 @@ TEMPLATES = {
             "{patient}, {age} ans, IPP {mrn}. Amené{g:|e} par le SAMU depuis {street}, {city}.\n",
             "{g:Patient|Patiente} {patient_init}, {age} ans, malaise sur son lieu de travail ({org}).\n",
         ],
-        ["Constantes : {vitals}, {score}. ATCD : {eponym}. Traitement habituel : {drug}.\n"],
+        [
+            "Constantes : {vitals}, {score}. ATCD : {eponym}. Traitement habituel : {drug}.\n",
+            "Tri à {time} : {g:patient|patiente} de {age} ans, {vitals}. ATCD : {eponym} ; sous {drug}. Vit à {city}.\n",
+        ],
         [
             "Examen neurologique : {score}, force {strength}. Avis Dr {doctor2_last} ; hospitalisation à "
             "{hospital2}.\n",

@@ -130,7 +130,10 @@ TEMPLATES = {
             "{patient}, {age} anni, {g:M|F}, cartella {mrn}. Giunge in 118 da {city}, {street}.\n",
             "Paziente {patient_init}, {age} aa, sincope sul posto di lavoro ({org}).\n",
         ],
-        ["Parametri: {vitals}, {score}. APR: {eponym}. Terapia domiciliare: {drug}.\n"],
+        [
+            "Parametri: {vitals}, {score}. APR: {eponym}. Terapia domiciliare: {drug}.\n",
+            "Triage ore {time}: paziente di {age} anni, {vitals}. APR: {eponym}; in terapia con {drug}. Vive a {city}.\n",
+        ],
         [
             "E.O. neurologico: {score}, forza {strength}. Consulenza Dott. {doctor2_last}; ricovero presso {hospital2}.\n",
             "Avvisato il familiare ({relation_word}) {relative_first}. Visto dal Dott. {doctor_last}.\n",
