@@ -35,6 +35,7 @@ def _register_commands() -> None:
         pretrain_lm,
         spark,
         stats,
+        synth,
         train,
     )
 
