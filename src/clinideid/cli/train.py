@@ -31,6 +31,24 @@ def _neural_options(
     return extras
 
 
+def _keep_vectors_options(cfg, keep: bool | None, top: int | None):  # type: ignore[no-untyped-def]
+    """``cfg`` with ``--keep-vectors`` / ``--keep-vectors-top`` applied to its neural section."""
+    if keep is None and top is None:
+        return cfg
+    if cfg.model != "neural":
+        raise ConfigError("--keep-vectors and --keep-vectors-top are for --model neural")
+    from pydantic import ValidationError
+
+    from clinideid.detect.neural.config import NeuralConfig
+
+    update = {k: v for k, v in (("keep_vectors", keep), ("keep_vectors_top", top)) if v is not None}
+    try:
+        neural = NeuralConfig.model_validate({**cfg.neural.model_dump(), **update})
+    except ValidationError as exc:
+        raise ConfigError(f"--keep-vectors: {exc.errors()[0]['msg']}") from None
+    return cfg.model_copy(update={"neural": neural})
+
+
 def _read_mix(spec: str, label_set: str) -> list:
     """The documents of a ``FORMAT:SCHEME:PATH`` corpus (an empty SCHEME means canonical labels)."""
     from clinideid.train.data import read_training_corpus
@@ -111,6 +129,17 @@ def train(
     unlabelled_format: str | None = typer.Option(
         None, "--unlabelled-format", help="Read --unlabelled with this corpus codec (annotations ignored)."
     ),
+    keep_vectors: bool | None = typer.Option(
+        None,
+        "--keep-vectors/--no-keep-vectors",
+        help="--model neural: keep the pre-trained vectors (neural.vectors) of words outside the training "
+        "vocabulary in the model, frozen, for inference (default: the config's keep_vectors).",
+    ),
+    keep_vectors_top: int | None = typer.Option(
+        None,
+        "--keep-vectors-top",
+        help="--keep-vectors: how many of the most frequent such words to keep (default 100000).",
+    ),
 ) -> None:
     """Train a PHI tagger; picks hyper-parameters on dev and writes model.json, weights and metrics.json."""
     from clinideid.models import TrainingData
@@ -142,6 +171,7 @@ def train(
         except ValidationError as exc:
             raise ConfigError(f"--semi-supervised cvt: {exc.errors()[0]['msg']}") from None
         cfg = cfg.model_copy(update={"neural": neural})
+    cfg = _keep_vectors_options(cfg, keep_vectors, keep_vectors_top)
     if not canonical and not scheme:
         raise ConfigError("--native needs --scheme to name the native label scheme (e.g. --scheme meddocan)")
     label_set = "canonical" if canonical else "native"

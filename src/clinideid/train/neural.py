@@ -12,6 +12,7 @@ run reproducible on one machine (same torch version and thread count).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import logging
 import os
@@ -30,6 +31,7 @@ from clinideid.detect.crf import EncodeStats, encode_spans
 from clinideid.detect.neural.affix import build_affix_vocabs
 from clinideid.detect.neural.config import NeuralConfig
 from clinideid.detect.neural.embeddings import load_vectors
+from clinideid.detect.neural.frozen_vectors import frequent_vectors
 from clinideid.detect.neural.model import Batch
 from clinideid.detect.neural.tagger import (
     MODEL_TYPE,
@@ -345,6 +347,12 @@ def train_neural(
         vocabs = build_vocabs(tokens, ncfg, tag_set(labels, config.label_scheme))
         if source is not None:
             vocabs = extend_vocabs(source.vocabs, vocabs)
+        frozen_table = None
+        if ncfg.keep_vectors and ncfg.vectors:
+            frozen_words, frozen_table = frequent_vectors(
+                ncfg.vectors, ncfg.keep_vectors_top, vocabs.words.stoi, ncfg.word_dim
+            )
+            vocabs = dataclasses.replace(vocabs, frozen_words=frozen_words)
         model = NeuralModel(
             ncfg.model_copy(update={"quantize": False}),
             vocabs,
@@ -358,6 +366,8 @@ def train_neural(
         if ncfg.vectors:
             found = model.module.word.load_pretrained(vocabs.words, load_vectors(ncfg.vectors))  # type: ignore[union-attr]
             log.info("pre-trained vectors cover %d of %d words", found, len(vocabs.words) - 2)
+        if frozen_table is not None and vocabs.frozen_words:
+            model.module.word.frozen.copy_(frozen_table)  # type: ignore[union-attr]
         examples, stats = training_examples(model, train_docs, config.label_scheme)
         unlabelled = unlabelled_examples(model, unlabelled_docs) if ncfg.cvt else []
         history, best_epoch = fit(

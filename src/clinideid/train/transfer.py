@@ -61,7 +61,8 @@ def continued_config(source: NeuralConfig, target: NeuralConfig) -> NeuralConfig
         log.warning(
             "continued training keeps the source network; ignoring %s from the config", ", ".join(changed)
         )
-    merged = target.model_copy(update={**arch, "vectors": None, "quantize": False})
+    update = {**arch, "vectors": None, "keep_vectors": False, "quantize": False}
+    merged = target.model_copy(update=update)
     return NeuralConfig.model_validate(merged.model_dump())  # re-validate the combination (e.g. cvt)
 
 

@@ -34,6 +34,10 @@ class NeuralConfig(BaseModel):
     word_min_count: int = Field(1, ge=1)
     vectors: str | None = None  # word2vec/GloVe text or fastText .bin file to initialise word embeddings
     freeze_vectors: bool = False
+    # keep a frozen float16 copy of the vectors of the keep_vectors_top most frequent words outside the
+    # training vocabulary, looked up at inference (clinideid.detect.neural.frozen_vectors)
+    keep_vectors: bool = False
+    keep_vectors_top: int = Field(100_000, ge=1, le=5_000_000)
     affix_n: int = Field(3, ge=1, le=6)
     affix_min_count: int = Field(20, ge=1)
     affix_dim: int = Field(20, ge=1, le=256)
@@ -80,6 +84,8 @@ class NeuralConfig(BaseModel):
             raise ValueError("enable at least one of char, word, affix: the tagger needs token inputs")
         if self.vectors and not self.word:
             raise ValueError("vectors are given but the word block is off (set word: true)")
+        if self.keep_vectors and not self.vectors:
+            raise ValueError("keep_vectors needs pre-trained vectors (set vectors: PATH)")
         if self.cvt:
             blocks = (
                 ("affix", self.affix),

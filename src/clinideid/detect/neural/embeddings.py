@@ -2,7 +2,9 @@
 
 - ``CharBiLSTM``: a BiLSTM over each token's characters; the final states of both directions, concatenated.
 - ``WordEmbedding``: an embedding table over normalised words (``vocab.normalize_word``), optionally
-  initialised from pre-trained vectors; words missing from the table map to the unknown vector.
+  initialised from pre-trained vectors; words missing from the table map to the unknown vector, unless the
+  model keeps a frozen table of pre-trained vectors for words outside its vocabulary (``keep_vectors``,
+  see ``clinideid.detect.neural.frozen_vectors``).
 - ``load_vectors``: word2vec/GloVe text files (a ``count dim`` header line is optional) or fastText ``.bin``
   files (through gensim, an optional dependency; fastText vectors also cover out-of-vocabulary words from
   their character n-grams, used when the table is built).
@@ -11,8 +13,9 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch import nn
@@ -53,16 +56,30 @@ class CharBiLSTM(nn.Module):
 
 
 class WordEmbedding(nn.Module):
-    """An embedding table over a word vocabulary (id 0 padding, id 1 unknown)."""
+    """An embedding table over a word vocabulary (id 0 padding, id 1 unknown).
 
-    def __init__(self, n_words: int, dim: int = 100, freeze: bool = False) -> None:
+    With ``n_frozen`` > 0, ids ``n_words .. n_words + n_frozen - 1`` read a frozen float16 table of
+    pre-trained vectors (the buffer ``frozen``, saved with the weights; no gradient, no optimiser state).
+    """
+
+    def __init__(self, n_words: int, dim: int = 100, freeze: bool = False, n_frozen: int = 0) -> None:
         super().__init__()
         self.embed = nn.Embedding(n_words, dim, padding_idx=0)
         self.embed.weight.requires_grad_(not freeze)
         self.out_dim = dim
+        self.n_words = n_words
+        self.frozen: torch.Tensor | None
+        self.register_buffer("frozen", torch.zeros(n_frozen, dim, dtype=torch.float16) if n_frozen else None)
 
     def forward(self, words: torch.Tensor) -> torch.Tensor:
-        return self.embed(words)
+        if self.frozen is None:
+            return self.embed(words)
+        outside = words >= self.n_words
+        out = self.embed(words.masked_fill(outside, 1))
+        if not bool(outside.any()):
+            return out
+        pre = nn.functional.embedding((words - self.n_words).clamp(min=0), self.frozen).to(out.dtype)
+        return torch.where(outside.unsqueeze(-1), pre, out)
 
     @torch.no_grad()
     def load_pretrained(self, vocab: Vocab, vectors: Vectors) -> int:
@@ -98,6 +115,18 @@ def load_vectors(path: str | Path) -> Vectors:
 def _load_text_vectors(p: Path) -> Vectors:
     table: dict[str, list[float]] = {}
     dim = 0
+    for key, vec in iter_text_vectors(p):
+        dim = len(vec)
+        table.setdefault(key, vec)
+    if not table:
+        raise InputError(f"word vectors file {p} holds no vectors")
+    log.info("loaded %d word vectors of dimension %d", len(table), dim)
+    return table.get, dim
+
+
+def iter_text_vectors(p: Path) -> Iterator[tuple[str, list[float]]]:
+    """``(normalised key, vector)`` of each line of a word2vec/GloVe text file, in file order."""
+    dim = 0
     try:
         with p.open(encoding="utf-8", errors="strict") as fh:
             for lineno, line in enumerate(fh, start=1):
@@ -120,26 +149,27 @@ def _load_text_vectors(p: Path) -> Vectors:
                         f"word vectors file {p}, line {lineno}: {len(vec)} values where the file's vectors "
                         f"have {dim}"
                     )
-                table.setdefault(normalize_word(parts[0]), vec)
+                yield normalize_word(parts[0]), vec
     except UnicodeDecodeError:
         raise InputError(
             f"word vectors file {p} is not UTF-8 text; give a word2vec/GloVe text file or a fastText .bin"
         ) from None
-    if not table:
-        raise InputError(f"word vectors file {p} holds no vectors")
-    log.info("loaded %d word vectors of dimension %d", len(table), dim)
-    return table.get, dim
 
 
-def _load_fasttext_bin(p: Path) -> Vectors:
+def load_fasttext_keyed_vectors(p: Path) -> Any:
+    """gensim's ``FastTextKeyedVectors`` of a fastText ``.bin`` file (needs gensim)."""
     try:
         from gensim.models.fasttext import load_facebook_vectors
     except ImportError:
         raise ConfigError("fastText .bin vectors need gensim: pip install gensim") from None
     try:
-        kv = load_facebook_vectors(str(p))
+        return load_facebook_vectors(str(p))
     except Exception as exc:  # gensim raises many kinds on a bad file
         raise InputError(f"{p} is not a fastText .bin model ({type(exc).__name__})") from None
+
+
+def _load_fasttext_bin(p: Path) -> Vectors:
+    kv = load_fasttext_keyed_vectors(p)
 
     def lookup(word: str) -> list[float] | None:
         try:

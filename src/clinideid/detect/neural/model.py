@@ -57,6 +57,7 @@ class NeuralTaggerModule(nn.Module):
         config: NeuralConfig,
         *,
         n_words: int,
+        n_frozen_words: int = 0,
         n_chars: int,
         n_prefixes: int,
         n_suffixes: int,
@@ -71,7 +72,9 @@ class NeuralTaggerModule(nn.Module):
             self.char = CharBiLSTM(n_chars, config.char_dim, config.char_hidden)
             dim += self.char.out_dim
         if config.word:
-            self.word = WordEmbedding(n_words, config.word_dim, freeze=config.freeze_vectors)
+            self.word = WordEmbedding(
+                n_words, config.word_dim, freeze=config.freeze_vectors, n_frozen=n_frozen_words
+            )
             dim += self.word.out_dim
         if config.affix:
             self.affix = AffixBiLSTM(n_prefixes, n_suffixes, config.affix_dim, config.affix_hidden)

@@ -9,7 +9,8 @@ linear layers. Spans come from BIO/BIOES labels through the CRF tagger's ``decod
 
 A model is a directory (``clinideid.models``): ``model.json`` (type ``neural``, label scheme, labels, the
 training config with its ``neural`` section) and ``model.pt.gz`` (state dict and vocabularies, loaded with
-``torch.load(weights_only=True)``: no pickled code).
+``torch.load(weights_only=True)``: no pickled code). A model trained with ``keep_vectors`` also holds the
+words of its frozen pre-trained table (``frozen_words``) and the table itself (a float16 buffer).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import logging
 import threading
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -57,20 +58,38 @@ SCHEMES = ("BIO", "BIOES")
 
 @dataclass
 class Vocabs:
+    """The vocabularies; ``frozen_words`` are the words of the frozen pre-trained table (``keep_vectors``),
+    whose ids follow the word vocabulary's."""
+
     words: Vocab
     chars: Vocab
     prefixes: Vocab
     suffixes: Vocab
     tags: list[str]
+    frozen_words: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        start = len(self.words)
+        self._frozen_ids = {w: start + k for k, w in enumerate(self.frozen_words)}
+
+    def word_id(self, word: str) -> int:
+        """The id of a normalised word: its vocabulary id, else its frozen-table id, else unknown (1)."""
+        idx = self.words.stoi.get(word)
+        if idx is None:
+            return self._frozen_ids.get(word, 1)
+        return idx
 
     def to_dict(self) -> dict[str, list[str]]:
-        return {
+        out = {
             "words": self.words.to_list(),
             "chars": self.chars.to_list(),
             "prefixes": self.prefixes.to_list(),
             "suffixes": self.suffixes.to_list(),
             "tags": list(self.tags),
         }
+        if self.frozen_words:
+            out["frozen_words"] = list(self.frozen_words)
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Vocabs:
@@ -80,6 +99,7 @@ class Vocabs:
             Vocab.from_list(data["prefixes"]),
             Vocab.from_list(data["suffixes"]),
             list(data["tags"]),
+            list(data.get("frozen_words", [])),
         )
 
 
@@ -128,7 +148,7 @@ def encode_tokens(
 ) -> Example:
     tag_index = {t: i for i, t in enumerate(vocabs.tags)}
     return Example(
-        words=[vocabs.words.get(normalize_word(t)) for t in texts],
+        words=[vocabs.word_id(normalize_word(t)) for t in texts],
         chars=[vocabs.chars.encode(clip_chars(t, config.max_token_chars)) for t in texts],
         prefixes=[vocabs.prefixes.get(prefix(t, config.affix_n)) for t in texts],
         suffixes=[vocabs.suffixes.get(suffix(t, config.affix_n)) for t in texts],
@@ -209,6 +229,7 @@ def build_module(
     return NeuralTaggerModule(
         config,
         n_words=len(vocabs.words),
+        n_frozen_words=len(vocabs.frozen_words),
         n_chars=len(vocabs.chars),
         n_prefixes=len(vocabs.prefixes),
         n_suffixes=len(vocabs.suffixes),
@@ -397,7 +418,10 @@ class NeuralModel:
         try:
             blob = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
             vocabs = Vocabs.from_dict(blob["vocabs"])
-            state = {k: v.float() if v.is_floating_point() else v for k, v in blob["state_dict"].items()}
+            state = {  # the frozen pre-trained table stays float16
+                k: v.float() if v.is_floating_point() and k != "word.frozen" else v
+                for k, v in blob["state_dict"].items()
+            }
         except Exception as exc:  # torch raises many kinds on a corrupt file
             raise ModelError(
                 f"{where}: weights cannot be read ({type(exc).__name__}); the model is corrupt"
