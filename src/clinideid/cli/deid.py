@@ -17,7 +17,7 @@ from clinideid.batch.runner import (
     patient_id_getter,
     run_batch,
 )
-from clinideid.cli import app
+from clinideid.cli import app, options
 from clinideid.cli.deid_tables import (
     TableArgs,
     check_table_args,
@@ -116,10 +116,8 @@ def deid(
     key_file: Path | None = typer.Option(
         None, "--key-file", help="Secret key for surrogates/hash/date shift."
     ),
-    ephemeral_key: bool = typer.Option(
-        False, "--ephemeral-key", help="Use a random one-off key (surrogates not reproducible across runs)."
-    ),
-    scope: str | None = typer.Option(None, "--scope", help="Surrogate scope: document, patient or corpus."),
+    ephemeral_key: bool = options.EPHEMERAL_KEY,
+    scope: str | None = options.SCOPE,
     patient_id: str | None = typer.Option(
         None,
         "--patient-id",
@@ -151,11 +149,7 @@ def deid(
     drop_fields: bool = typer.Option(
         False, "--drop-fields", help="JSONL: drop every field but the text, ids, language and --keep-field."
     ),
-    time_limit: float | None = typer.Option(
-        None,
-        "--time-limit",
-        help="Seconds one document may take before it fails (default 60 + 1 per 5,000 characters; 0: none).",
-    ),
+    time_limit: float | None = options.TIME_LIMIT,
     allow_failures: bool = typer.Option(
         False, "--allow-failures", help="Exit 0 even when some documents failed."
     ),

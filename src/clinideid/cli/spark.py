@@ -10,7 +10,7 @@ import typer
 from clinideid.batch.inputs import DEFAULT_MAX_BYTES
 from clinideid.batch.records import FieldPolicy
 from clinideid.batch.runner import EXIT_DOCUMENTS_FAILED
-from clinideid.cli import app
+from clinideid.cli import app, options
 from clinideid.cli.deid import _load_key, _parse_operator_overrides
 from clinideid.errors import ConfigError
 from clinideid.text.language import SUPPORTED
@@ -63,23 +63,17 @@ def spark_deid(
     operator: list[str] = typer.Option(
         [], "--operator", help="Per-label operator: LABEL=OPERATOR[:key=value,...]; repeatable."
     ),
-    scope: str | None = typer.Option(None, "--scope", help="Surrogate scope: document, patient or corpus."),
+    scope: str | None = options.SCOPE,
     key_file: Path | None = typer.Option(
         None, "--key-file", help="Secret key (read here, sent to executors as a broadcast)."
     ),
-    ephemeral_key: bool = typer.Option(
-        False, "--ephemeral-key", help="Use a random one-off key (surrogates not reproducible across runs)."
-    ),
+    ephemeral_key: bool = options.EPHEMERAL_KEY,
     master: str = typer.Option("local[*]", "--master", help="Spark master URL."),
     conf: list[str] = typer.Option([], "--conf", help="Spark setting KEY=VALUE; repeatable."),
     max_bytes: int = typer.Option(
         DEFAULT_MAX_BYTES, "--max-bytes", help="Rows whose text is larger (UTF-8 bytes) fail, unread."
     ),
-    time_limit: float | None = typer.Option(
-        None,
-        "--time-limit",
-        help="Seconds one document may take before it fails (default 60 + 1 per 5,000 characters; 0: none).",
-    ),
+    time_limit: float | None = options.TIME_LIMIT,
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace existing output and report paths."),
     allow_failures: bool = typer.Option(False, "--allow-failures", help="Exit 0 even when some rows failed."),
 ) -> None:

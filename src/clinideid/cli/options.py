@@ -1,0 +1,15 @@
+"""Command-line options that several commands share, defined once so they read and behave the same."""
+
+from __future__ import annotations
+
+import typer
+
+EPHEMERAL_KEY = typer.Option(
+    False, "--ephemeral-key", help="Use a random one-off key (surrogates not reproducible across runs)."
+)
+SCOPE = typer.Option(None, "--scope", help="Surrogate scope: document, patient or corpus.")
+TIME_LIMIT = typer.Option(
+    None,
+    "--time-limit",
+    help="Seconds one document may take before it fails (default 60 + 1 per 5,000 characters; 0: none).",
+)
