@@ -44,7 +44,7 @@ def adapted(tmp_path_factory):
 
 
 def test_adapt_writes_a_model_a_config_and_a_report_without_text(adapted):
-    root, out, docs, output = adapted
+    _root, out, docs, output = adapted
     assert (out / "model" / "model.json").is_file()
     report = json.loads((out / "adapt.json").read_text("utf-8"))
     assert report["notes"]["notes"] == 40 and report["notes"]["spans"] > 0
@@ -75,7 +75,7 @@ def test_adapt_writes_a_model_a_config_and_a_report_without_text(adapted):
 
 
 def test_the_written_config_runs_through_deid_and_finds_phi(adapted, tmp_path: Path):
-    root, out, docs, _ = adapted
+    _, out, _, _ = adapted
     src = tmp_path / "new"
     new_docs = generate("it", 5, seed=SITE_SEED + 1)
     src.mkdir()
