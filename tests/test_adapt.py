@@ -110,7 +110,7 @@ def test_the_written_config_runs_through_deid_and_finds_phi(adapted, tmp_path: P
     assert found > missed  # most patient names replaced
 
 
-def test_resume_skips_finished_steps_and_a_time_budget_trims_the_grid(adapted, tmp_path: Path, capsys):
+def test_resume_skips_finished_steps_and_a_time_budget_trims_the_grid(adapted, tmp_path: Path):
     root, out, _, _ = adapted
     copy = tmp_path / "out"
     shutil.copytree(out, copy)
