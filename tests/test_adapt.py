@@ -163,3 +163,19 @@ def test_cli_reports_errors_in_one_line(tmp_path: Path, capsys):
         main(["adapt", str(tmp_path / "empty"), "-l", "xx", "-o", str(tmp_path / "out")])
     assert exc.value.code == 2
     assert "unknown language 'xx'" in capsys.readouterr().err
+
+
+def test_jsonl_notes_are_silver_labelled_under_fresh_ids(tmp_path: Path):
+    from clinideid.adapt import silver_label
+
+    notes = tmp_path / "notes.jsonl"
+    docs = generate("it", 5, seed=SITE_SEED)
+    records = [{"id": f"MRN-{k}", "text": d.text} for k, d in enumerate(docs)] + [{"id": "x", "text": 3}]
+    notes.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    target = tmp_path / "silver.jsonl"
+    counts = silver_label(AdaptOptions(notes, "it", tmp_path / "out", batch_size=2), target)
+    assert counts["notes"] == 5 and counts["unreadable"] == 1 and counts["spans"] > 0
+    written = [json.loads(line) for line in target.read_text("utf-8").splitlines()]
+    assert [r["id"] for r in written] == [f"site-{k}" for k in range(1, 6)]  # site ids never copied
+    assert [r["text"] for r in written] == [d.text for d in docs]
+    assert not list(tmp_path.glob(".*.part"))

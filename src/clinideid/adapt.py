@@ -146,25 +146,30 @@ def silver_label(opts: AdaptOptions, target: Path) -> dict[str, Any]:
     counts = {"notes": 0, "unreadable": 0, "ignored": 0, "spans": 0, "characters": 0}
     labels: dict[str, int] = {}
     tmp = target.with_name(f".{target.name}.{os.getpid()}.part")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for batch in _batches(iter_inputs(opts.notes, language=opts.language), opts.batch_size):
-            docs = []
-            for item in batch:
-                if item.document is not None:  # a fresh id: a site's ids may themselves identify a patient
-                    number = counts["notes"] + len(docs) + 1
-                    docs.append(Document(f"site-{number}", item.document.text, opts.language))
-                elif item.error is not None:
-                    counts["unreadable"] += 1
-                else:
-                    counts["ignored"] += 1
-            for doc, (spans, _dropped) in zip(docs, deid.detect_batch(docs), strict=True):
-                silver = doc.with_spans(Span(s.start, s.end, s.label, source="silver") for s in spans)
-                fh.write(_doc_line(silver))
-                counts["notes"] += 1
-                counts["spans"] += len(spans)
-                counts["characters"] += len(doc.text)
-                for s in spans:
-                    labels[s.label] = labels.get(s.label, 0) + 1
+    try:
+        with tmp.open("w", encoding="utf-8") as fh:
+            for batch in _batches(iter_inputs(opts.notes, language=opts.language), opts.batch_size):
+                docs = []
+                for item in batch:
+                    # a fresh id: a site's ids may themselves identify a patient
+                    if item.document is not None:
+                        number = counts["notes"] + len(docs) + 1
+                        docs.append(Document(f"site-{number}", item.document.text, opts.language))
+                    elif item.error is not None:
+                        counts["unreadable"] += 1
+                    else:
+                        counts["ignored"] += 1
+                for doc, (spans, _dropped) in zip(docs, deid.detect_batch(docs), strict=True):
+                    silver = doc.with_spans(Span(s.start, s.end, s.label, source="silver") for s in spans)
+                    fh.write(_doc_line(silver))
+                    counts["notes"] += 1
+                    counts["spans"] += len(spans)
+                    counts["characters"] += len(doc.text)
+                    for s in spans:
+                        labels[s.label] = labels.get(s.label, 0) + 1
+    except BaseException:  # an interrupted or failed step leaves no partial file
+        tmp.unlink(missing_ok=True)
+        raise
     if counts["notes"] == 0:
         tmp.unlink(missing_ok=True)
         raise InputError(
