@@ -33,8 +33,7 @@ def adapt(
     """Silver-label the notes with the default pipeline, train a CRF (rule features) on them plus synthetic
     notes, choose rules / model / union per label on a held-back part, and write a pipeline config.
 
-    Nothing of the notes' text is printed or written to adapt.json. OUTPUT/work holds the silver corpus (the
-    notes' text): delete it once the run is finished.
+    No note text is printed or put in adapt.json; OUTPUT/work holds the notes' text: delete it when done.
     """
     from clinideid.adapt import AdaptOptions
     from clinideid.adapt import adapt as run_adapt
