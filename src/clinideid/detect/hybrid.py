@@ -185,13 +185,11 @@ class HybridDetector(Detector):
 
     # -- learning the per-label choice -------------------------------------------------------------------------
 
-    def fit_per_label(self, dev_docs: Sequence[Document]) -> dict[str, str]:
-        """Choose, for each gold label of ``dev_docs``, the source with the best strict F1 on it.
+    def score_sources(self, dev_docs: Sequence[Document]) -> dict[str, dict[str, float]]:
+        """Strict F1 of each source (``rules``, ``model``, ``union``) on each gold label of ``dev_docs``.
 
         A source is scored on each label's spans alone (``union``: that label's rule and model spans
-        merged). ``dev_docs`` carry gold spans with canonical labels. Ties prefer ``rules``, then ``model``
-        (fewer spans from fewer sources). Sets
-        the strategy to ``per_label`` and returns the choice (also in ``to_config()``).
+        merged). ``dev_docs`` carry gold spans with canonical labels.
         """
         from clinideid.evaluate import evaluate
 
@@ -208,17 +206,32 @@ class HybridDetector(Detector):
             for src, spans in candidates.items()
         }
         gold_labels = sorted({s.label for d in dev_docs for s in d.spans})
+        return {
+            label: {src: per_source[src][label].f1 if label in per_source[src] else 0.0 for src in SOURCES}
+            for label in gold_labels
+        }
+
+    def fit_per_label(
+        self, dev_docs: Sequence[Document], scores: Mapping[str, Mapping[str, float]] | None = None
+    ) -> dict[str, str]:
+        """Choose, for each gold label of ``dev_docs``, the source with the best strict F1 on it.
+
+        ``scores`` are ``score_sources(dev_docs)`` when already computed. Ties prefer ``rules``, then
+        ``model`` (fewer spans from fewer sources). Sets the strategy to ``per_label`` and returns the
+        choice (also in ``to_config()``).
+        """
+        if scores is None:
+            scores = self.score_sources(dev_docs)
         choice: dict[str, str] = {}
-        for label in gold_labels:
-            scores = {src: per_source[src][label].f1 if label in per_source[src] else 0.0 for src in SOURCES}
-            choice[label] = max(SOURCES, key=lambda s: (scores[s], -SOURCES.index(s)))
+        for label, by_source in scores.items():
+            choice[label] = max(SOURCES, key=lambda s: (by_source[s], -SOURCES.index(s)))
             log.info(
                 "per-label %s: %s (F1 rules %.3f, model %.3f, union %.3f)",
                 label,
                 choice[label],
-                scores["rules"],
-                scores["model"],
-                scores["union"],
+                by_source["rules"],
+                by_source["model"],
+                by_source["union"],
             )
         self.per_label = choice
         self.strategy = "per_label"

@@ -1,0 +1,392 @@
+"""Adapting a pipeline to a site's own unlabelled notes (``clinideid adapt``).
+
+Steps, each written atomically into the output folder so that ``resume`` skips the finished ones:
+
+1. ``silver``: the site's notes, streamed in batches through the language's default pipeline (detection
+   only); the spans it finds are the notes' silver labels (``work/silver.jsonl``);
+2. ``synthetic``: annotated synthetic notes from ``clinideid.synth`` (``work/synthetic.jsonl``);
+3. ``train``: a held-back share of both is set aside; a CRF with rule features is trained on the rest, a
+   small (c1, c2) grid selected on the held-back part (``model/``). A time budget trains the grid points
+   one by one and stops starting new ones when the next would not fit;
+4. ``choose``: a hybrid (rules + that CRF) picks rules / model / union per label on the held-back part;
+   ``pipeline.yaml`` (for ``clinideid deid --config``) and ``adapt.json`` (counts, choices, scores,
+   timings; never note text) are written.
+
+``work/`` holds note text (the silver corpus) and can be deleted once the run is finished.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import secrets
+import shutil
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from clinideid.document import Document, Span
+from clinideid.errors import ConfigError, InputError
+from clinideid.text.language import SUPPORTED
+
+STEPS = ("silver", "synthetic", "train", "choose")
+STATE_FILE = "state.json"
+#: (c1, c2) points, most useful first: a time budget trains a prefix of this list
+GRID = ((0.1, 0.01), (0.05, 0.01), (0.2, 0.01))
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class AdaptOptions:
+    notes: Path
+    language: str
+    out: Path
+    synthetic: int = 1000
+    seed: int = 0
+    time_budget_minutes: float | None = None
+    resume: bool = False
+    batch_size: int = 64
+    held_back: float = 0.2
+    max_iterations: int = 100
+
+    def settings(self) -> dict[str, Any]:
+        """What a resumed run must share with the run it continues."""
+        return {
+            "notes": str(self.notes.resolve()),
+            "language": self.language,
+            "synthetic": self.synthetic,
+            "seed": self.seed,
+            "held_back": self.held_back,
+        }
+
+
+# -- storage ------------------------------------------------------------------------------------------------
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def _doc_line(doc: Document) -> str:
+    spans = [[s.start, s.end, s.label] for s in doc.spans]
+    return json.dumps({"id": doc.id, "text": doc.text, "spans": spans}, ensure_ascii=False) + "\n"
+
+
+def _read_docs(path: Path, language: str) -> list[Document]:
+    docs = []
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            rec = json.loads(line)
+            spans = tuple(Span(a, b, label, source="silver") for a, b, label in rec["spans"])
+            docs.append(Document(rec["id"], rec["text"], language, spans=spans))
+    return docs
+
+
+class _State:
+    """``work/state.json``: the settings and the result of each finished step."""
+
+    def __init__(self, work: Path, settings: dict[str, Any], resume: bool) -> None:
+        self.path = work / STATE_FILE
+        if self.path.is_file():
+            data = json.loads(self.path.read_text("utf-8"))
+            if not resume:
+                raise ConfigError(
+                    f"{work.parent} already holds an adaptation run: pass --resume to continue it, "
+                    "or choose a new output folder"
+                )
+            if data.get("settings") != settings:
+                raise ConfigError(
+                    f"--resume: {work.parent} was started with other settings (notes, language, --synthetic, "
+                    "--seed); use the same ones or a new output folder"
+                )
+            self.steps: dict[str, Any] = data.get("steps", {})
+        else:
+            self.steps = {}
+        self.settings = settings
+
+    def done(self, step: str) -> bool:
+        return step in self.steps
+
+    def finish(self, step: str, result: dict[str, Any]) -> None:
+        self.steps[step] = result
+        body = {"settings": self.settings, "steps": self.steps}
+        _write_atomic(self.path, (json.dumps(body, indent=2) + "\n").encode("utf-8"))
+
+
+# -- steps --------------------------------------------------------------------------------------------------
+
+
+def _batches(items: Iterator[Any], size: int) -> Iterator[list[Any]]:
+    batch = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def silver_label(opts: AdaptOptions, target: Path) -> dict[str, Any]:
+    """Stream the site's notes through the default pipeline; write each with its detected spans."""
+    from clinideid.batch.inputs import iter_inputs
+    from clinideid.pipeline import Deidentifier
+
+    deid = Deidentifier.for_language(opts.language, secrets.token_bytes(32))  # detection only: key unused
+    counts = {"notes": 0, "unreadable": 0, "ignored": 0, "spans": 0, "characters": 0}
+    labels: dict[str, int] = {}
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.part")
+    try:
+        with tmp.open("w", encoding="utf-8") as fh:
+            for batch in _batches(iter_inputs(opts.notes, language=opts.language), opts.batch_size):
+                docs = []
+                for item in batch:
+                    # a fresh id: a site's ids may themselves identify a patient
+                    if item.document is not None:
+                        number = counts["notes"] + len(docs) + 1
+                        docs.append(Document(f"site-{number}", item.document.text, opts.language))
+                    elif item.error is not None:
+                        counts["unreadable"] += 1
+                    else:
+                        counts["ignored"] += 1
+                for doc, (spans, _dropped) in zip(docs, deid.detect_batch(docs), strict=True):
+                    silver = doc.with_spans(Span(s.start, s.end, s.label, source="silver") for s in spans)
+                    fh.write(_doc_line(silver))
+                    counts["notes"] += 1
+                    counts["spans"] += len(spans)
+                    counts["characters"] += len(doc.text)
+                    for s in spans:
+                        labels[s.label] = labels.get(s.label, 0) + 1
+    except BaseException:  # an interrupted or failed step leaves no partial file
+        tmp.unlink(missing_ok=True)
+        raise
+    if counts["notes"] == 0:
+        tmp.unlink(missing_ok=True)
+        raise InputError(
+            f"no readable notes in {opts.notes} ({counts['unreadable']} unreadable, {counts['ignored']} "
+            "not notes): give a folder of .txt files or a JSONL file with a 'text' field"
+        )
+    os.replace(tmp, target)
+    return {**counts, "labels": dict(sorted(labels.items()))}
+
+
+def make_synthetic(opts: AdaptOptions, target: Path) -> dict[str, Any]:
+    from clinideid.synth import generate
+
+    docs = generate(opts.language, opts.synthetic, seed=opts.seed) if opts.synthetic else []
+    _write_atomic(target, "".join(_doc_line(d) for d in docs).encode("utf-8"))
+    return {"notes": len(docs), "spans": sum(len(d.spans) for d in docs)}
+
+
+def split(docs: Sequence[Document], share: float, seed: int) -> tuple[list[Document], list[Document]]:
+    """``(rest, held back)``: a seeded ``share`` of ``docs`` held back (at least one when two or more)."""
+    order = list(range(len(docs)))
+    random.Random(seed).shuffle(order)
+    n = round(len(docs) * share)
+    if len(docs) >= 2:
+        n = min(max(n, 1), len(docs) - 1)
+    held = set(order[:n])
+    return [d for i, d in enumerate(docs) if i not in held], [d for i, d in enumerate(docs) if i in held]
+
+
+def _train(
+    opts: AdaptOptions,
+    train_docs: list[Document],
+    dev_docs: list[Document],
+    work: Path,
+    model_dir: Path,
+    progress: Progress,
+) -> dict[str, Any]:
+    from clinideid.train.config import parse_train_config
+    from clinideid.train.crf import train_crf
+
+    budget = opts.time_budget_minutes * 60 if opts.time_budget_minutes is not None else None
+    base = {"language": opts.language, "features": {"rules": True}, "max_iterations": opts.max_iterations}
+    start = time.perf_counter()
+    runs: list[tuple[float, Path, list[dict[str, float]]]] = []
+    scratch = work / "grid"
+    shutil.rmtree(scratch, ignore_errors=True)
+    if budget is None:  # the whole grid in one call: features computed once
+        cfg = parse_train_config(
+            {**base, "c1": sorted({c for c, _ in GRID}), "c2": sorted({c for _, c in GRID})}
+        )
+        res = train_crf(
+            train_docs,
+            dev_docs,
+            cfg,
+            out_dir=scratch / "0",
+            name=f"{opts.language}-adapted-crf",
+            seed=opts.seed,
+            language=opts.language,
+        )
+        runs.append((max(g["dev_strict_f1"] for g in res.grid), res.model_dir, res.grid))
+    else:  # point by point, while the next one is expected to fit in what is left of the budget
+        for k, (c1, c2) in enumerate(GRID):
+            elapsed = time.perf_counter() - start
+            if k and elapsed / k > budget - elapsed:
+                break
+            cfg = parse_train_config({**base, "c1": [c1], "c2": [c2]})
+            res = train_crf(
+                train_docs,
+                dev_docs,
+                cfg,
+                out_dir=scratch / str(k),
+                name=f"{opts.language}-adapted-crf",
+                seed=opts.seed,
+                language=opts.language,
+            )
+            runs.append((res.grid[0]["dev_strict_f1"], res.model_dir, res.grid))
+            progress(
+                f"train: grid point {k + 1}/{len(GRID)} (c1={c1}, c2={c2}) dev strict F1 "
+                f"{res.grid[0]['dev_strict_f1']:.3f}"
+            )
+    best_f1, best_dir, _ = max(runs, key=lambda r: r[0])
+    shutil.rmtree(model_dir, ignore_errors=True)
+    os.replace(best_dir, model_dir)
+    shutil.rmtree(scratch, ignore_errors=True)
+    seconds = time.perf_counter() - start
+    grid = [g for _, _, gs in runs for g in gs]
+    return {
+        "train_notes": len(train_docs),
+        "held_back_notes": len(dev_docs),
+        "grid": grid,
+        "grid_points_planned": len(GRID),
+        "grid_points_trained": len(grid),
+        "max_iterations": opts.max_iterations,
+        "time_budget_minutes": opts.time_budget_minutes,
+        "within_budget": None if budget is None else seconds <= budget,
+        "held_back_strict_f1": best_f1,
+        "seconds": round(seconds, 1),
+    }
+
+
+def _pipeline_yaml(language: str, detector: dict[str, Any]) -> str:
+    """The language's packaged pipeline with its detectors replaced by the adapted hybrid."""
+    res = resources.files("clinideid").joinpath("config", f"{language}.yaml")
+    data = yaml.safe_load(res.read_text("utf-8"))
+    data["detectors"] = [detector]
+    head = (
+        f"# Pipeline adapted by `clinideid adapt` for language {language!r}: the rules and a CRF trained on\n"
+        "# the site's silver-labelled notes plus synthetic notes, combined per label (see adapt.json).\n"
+    )
+    return head + yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+
+
+def _choose(opts: AdaptOptions, held: list[Document], model_dir: Path) -> dict[str, Any]:
+    from clinideid.config import parse_config
+    from clinideid.detect.hybrid import HybridDetector
+
+    start = time.perf_counter()
+    hybrid = HybridDetector(
+        rules={"type": "rules", "language": opts.language},
+        models=[{"type": "crf", "model": str(model_dir.resolve())}],
+        language=opts.language,
+        name="adapted",
+    )
+    scores = hybrid.score_sources(held)
+    choice = hybrid.fit_per_label(held, scores)
+    text = _pipeline_yaml(opts.language, hybrid.to_config())
+    parse_config(yaml.safe_load(text), "adapted pipeline")  # never write a config deid would refuse
+    _write_atomic(opts.out / "pipeline.yaml", text.encode("utf-8"))
+    return {
+        "per_label": {
+            label: {"choice": choice[label], "strict_f1": {k: round(v, 4) for k, v in scores[label].items()}}
+            for label in sorted(choice)
+        },
+        "seconds": round(time.perf_counter() - start, 1),
+    }
+
+
+# -- the workflow -------------------------------------------------------------------------------------------
+
+
+def check_options(opts: AdaptOptions) -> None:
+    if opts.language not in SUPPORTED:
+        raise ConfigError(f"unknown language {opts.language!r}; supported: {', '.join(SUPPORTED)}")
+    if not opts.notes.exists():
+        raise InputError(f"notes path {opts.notes} does not exist")
+    if opts.synthetic < 0:
+        raise ConfigError("--synthetic must be 0 or more")
+    if opts.time_budget_minutes is not None and opts.time_budget_minutes <= 0:
+        raise ConfigError("--time-budget must be a positive number of minutes")
+    if opts.out.exists() and not opts.out.is_dir():
+        raise ConfigError(f"output {opts.out} exists and is not a folder")
+
+
+def adapt(opts: AdaptOptions, progress: Progress | None = None) -> dict[str, Any]:
+    """Run (or resume) the adaptation; returns the report also written to ``OUT/adapt.json``."""
+    say = progress or (lambda _msg: None)
+    check_options(opts)
+    work = opts.out / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    state = _State(work, opts.settings(), opts.resume)
+    silver_path, synth_path, model_dir = work / "silver.jsonl", work / "synthetic.jsonl", opts.out / "model"
+    timings: dict[str, float] = {}
+    skipped = []
+
+    def step(name: str, run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        number = f"[{STEPS.index(name) + 1}/{len(STEPS)}]"
+        if state.done(name):
+            say(f"{number} {name}: done earlier, skipped (--resume)")
+            skipped.append(name)
+            return state.steps[name]
+        say(f"{number} {name}: running")
+        t0 = time.perf_counter()
+        result = run()
+        timings[name] = round(time.perf_counter() - t0, 1)
+        state.finish(name, {**result, "seconds": timings[name]})
+        say(f"{number} {name}: done in {timings[name]:.1f}s")
+        return state.steps[name]
+
+    silver = step("silver", lambda: silver_label(opts, silver_path))
+    synthetic = step("synthetic", lambda: make_synthetic(opts, synth_path))
+
+    def held_and_rest() -> tuple[list[Document], list[Document]]:
+        s_rest, s_held = split(_read_docs(silver_path, opts.language), opts.held_back, opts.seed)
+        y_rest, y_held = split(_read_docs(synth_path, opts.language), opts.held_back, opts.seed + 1)
+        return s_rest + y_rest, s_held + y_held
+
+    rest: list[Document] | None = None
+    held: list[Document] | None = None
+
+    def train() -> dict[str, Any]:
+        nonlocal rest, held
+        rest, held = held_and_rest()
+        if not any(d.spans for d in rest):
+            raise InputError("no PHI found in the notes nor in synthetic notes: nothing to train on")
+        return _train(opts, rest, held, work, model_dir, say)
+
+    training = step("train", train)
+
+    def choose() -> dict[str, Any]:
+        nonlocal held
+        if held is None:
+            _, held = held_and_rest()
+        return _choose(opts, held, model_dir)
+
+    choice = step("choose", choose)
+    report = {
+        "language": opts.language,
+        "seed": opts.seed,
+        "notes": {k: v for k, v in silver.items() if k != "seconds"},
+        "synthetic": {k: v for k, v in synthetic.items() if k != "seconds"},
+        "training": training,
+        "per_label": choice["per_label"],
+        "pipeline": "pipeline.yaml",
+        "model": "model",
+        "step_seconds": {name: state.steps[name]["seconds"] for name in STEPS},
+        "resumed_steps": skipped,
+        "config_digest": hashlib.sha256((opts.out / "pipeline.yaml").read_bytes()).hexdigest(),
+    }
+    _write_atomic(opts.out / "adapt.json", (json.dumps(report, indent=2) + "\n").encode("utf-8"))
+    return report
