@@ -52,6 +52,18 @@ def _parse_operator_overrides(values: list[str]) -> dict[str, dict]:
     return out
 
 
+def config_overrides(operator: list[str], scope: str | None) -> dict:
+    """Pipeline overrides from ``--operator`` and ``--scope`` (shared by the batch commands)."""
+    overrides: dict = {}
+    if operator:
+        overrides["operators"] = _parse_operator_overrides(operator)
+    if scope is not None:
+        if scope not in ("document", "patient", "corpus"):
+            raise ConfigError("--scope must be document, patient or corpus")
+        overrides["scope"] = scope
+    return overrides
+
+
 def _load_key(key_file: Path | None, ephemeral: bool) -> bytes | None:
     from clinideid.transform.keys import ephemeral_key, load_key
 
@@ -251,13 +263,7 @@ def deid(
             fsync,
         )
         check_table_args(args)
-    overrides: dict = {}
-    if operator:
-        overrides["operators"] = _parse_operator_overrides(operator)
-    if scope is not None:
-        if scope not in ("document", "patient", "corpus"):
-            raise ConfigError("--scope must be document, patient or corpus")
-        overrides["scope"] = scope
+    overrides = config_overrides(operator, scope)
     if model:
         if strategy not in ("model_first", "rules_first", "union"):
             raise ConfigError("--strategy must be model_first, rules_first or union")

@@ -11,7 +11,7 @@ from clinideid.batch.inputs import DEFAULT_MAX_BYTES
 from clinideid.batch.records import FieldPolicy
 from clinideid.batch.runner import EXIT_DOCUMENTS_FAILED
 from clinideid.cli import app, options
-from clinideid.cli.deid import _load_key, _parse_operator_overrides
+from clinideid.cli.deid import _load_key, config_overrides
 from clinideid.errors import ConfigError
 from clinideid.text.language import SUPPORTED
 
@@ -103,13 +103,7 @@ def spark_deid(
         raise ConfigError("--max-bytes must be a positive number of bytes")
     if time_limit is not None and time_limit < 0:
         raise ConfigError("--time-limit must be 0 (no limit) or a positive number of seconds")
-    overrides: dict = {}
-    if operator:
-        overrides["operators"] = _parse_operator_overrides(operator)
-    if scope is not None:
-        if scope not in ("document", "patient", "corpus"):
-            raise ConfigError("--scope must be document, patient or corpus")
-        overrides["scope"] = scope
+    overrides = config_overrides(operator, scope)
     spark_conf = _parse_conf(conf)
     data_format = infer_format(inputs, fmt)
     check_inputs(inputs)
