@@ -1,8 +1,8 @@
 """One analysis per document, shared by every detector of a pipeline.
 
 A pipeline runs several detectors over the same text: a hybrid runs the rule engine, the neural tagger
-marks the same rule hits as its input, the CRF and the taggers tokenise the text, the rules read its case
-style. Each of those is computed once per document and kept in a ``DocAnalysis`` while the pipeline works
+marks the same rule hits as its input, the CRF and the taggers tokenise the text. Each of those is computed
+once per document and kept in a ``DocAnalysis`` while the pipeline works
 on that document (``Deidentifier.detect`` opens it with ``analysing(doc)``). A detector asks for what it
 needs through the helpers below (``tokens_of``, ``rule_findings``); outside a pipeline (a detector called
 on its own) they compute directly, so every detector still works alone.
@@ -25,7 +25,7 @@ from clinideid.text.tokenize import Token, tokenize
 T = TypeVar("T")
 
 #: what a detector may declare it reads (``Detector.needs``), for documentation and tests
-ANALYSES = ("tokens", "sentences", "case_regions", "rule_findings")
+ANALYSES = ("tokens", "rule_findings")
 
 
 class DocAnalysis:
@@ -53,18 +53,6 @@ class DocAnalysis:
     @property
     def tokens(self) -> list[Token]:
         return self.cached("tokens", lambda: tokenize(self.doc.text))
-
-    @property
-    def sentences(self) -> list[tuple[int, int]]:
-        from clinideid.text.sentences import split_sentences
-
-        return self.cached("sentences", lambda: split_sentences(self.doc.text))
-
-    @property
-    def case_regions(self) -> Any:
-        from clinideid.text.style import case_regions
-
-        return self.cached("case_regions", lambda: case_regions(self.doc.text))
 
 
 _CURRENT: ContextVar[dict[int, DocAnalysis] | None] = ContextVar("clinideid_doc_analysis", default=None)
