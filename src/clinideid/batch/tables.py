@@ -11,18 +11,18 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from clinideid.batch.compute import Task, compute
 from clinideid.batch.inputs import DEFAULT_MAX_BYTES, normalise_language
-from clinideid.batch.limits import DocumentTimeout, StopRequest, default_time_limit, time_limit
+from clinideid.batch.limits import StopRequest, default_time_limit
 from clinideid.batch.paths import display_id
 from clinideid.batch.records import field_label
 from clinideid.document import Document
-from clinideid.errors import ClinideidError, ConfigError, InputError, ModelError
+from clinideid.errors import ClinideidError, ConfigError, InputError
 from clinideid.pipeline import MultilingualDeidentifier
 from clinideid.text.decoding import check_text
 
@@ -173,24 +173,20 @@ def process_row(
         return RowOutcome(doc_id, raw_id, entry, out)
     first_col, first_text = texts[0]
     chars = sum(len(t) for _, t in texts)
+    limit = default_time_limit(chars) if options.time_limit is None else options.time_limit
+    fields = [(field_label((col,)), text) for col, text in texts[1:]]
     try:
-        started = time.perf_counter()
-        limit = default_time_limit(chars) if options.time_limit is None else options.time_limit
         doc = Document(doc_id, first_text, language)
-        fields = [(field_label((col,)), text) for col, text in texts[1:]]
-        with time_limit(limit):
-            result, field_results = deid.deidentify_with_fields(
-                doc, fields, None if patient is None else str(patient)
-            )
-        seconds = time.perf_counter() - started
-    except (ConfigError, ModelError):
-        raise  # a problem of the whole run
-    except (ClinideidError, DocumentTimeout) as exc:
-        log.warning("row %s failed: %s", doc_id, exc)
+    except ClinideidError as exc:
         return _failed(doc_id, raw_id, str(exc), warnings)
-    except Exception as exc:  # a bug must not lose the rest of the batch; the type is enough to report
-        log.error("row %s failed with an internal error (%s)", doc_id, type(exc).__name__)
-        return _failed(doc_id, raw_id, f"internal error ({type(exc).__name__})", warnings)
+    outcome = compute(Task(doc, fields, None if patient is None else str(patient), limit), deid)
+    if outcome.error is not None:
+        log.warning("row %s failed: %s", doc_id, outcome.error)
+        return _failed(doc_id, raw_id, outcome.error, warnings)
+    if outcome.internal is not None:
+        log.error("row %s failed with an internal error (%s)", doc_id, outcome.internal)
+        return _failed(doc_id, raw_id, f"internal error ({outcome.internal})", warnings)
+    result, field_results, seconds = outcome.result, outcome.field_results, outcome.seconds
     out[first_col] = result.text
     report = {**result.report(), "id": doc_id, "text_column": first_col}
     report["fields"] = [

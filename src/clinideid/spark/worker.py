@@ -20,9 +20,10 @@ from typing import Any
 
 import pandas as pd
 
+from clinideid.batch.compute import Task, compute
 from clinideid.batch.inputs import DEFAULT_MAX_BYTES, normalise_language
 from clinideid.batch.journal import settings_fingerprint
-from clinideid.batch.limits import DocumentTimeout, default_time_limit, time_limit
+from clinideid.batch.limits import default_time_limit
 from clinideid.batch.paths import display_id
 from clinideid.batch.records import FieldPolicy, dotted, field_label, fields_to_deidentify
 from clinideid.document import Document
@@ -169,23 +170,17 @@ def deidentify_row(
     warnings = [] if text.strip() else ["empty document: written unchanged"]
     record = {name: row.get(name) for name in settings.fields}
     record = {k: v for k, v in record.items() if isinstance(v, str)}
-    try:
-        started = time.perf_counter()
-        fields = fields_to_deidentify(record, settings.text_column, FieldPolicy())
-        limit = default_time_limit(len(text)) if settings.time_limit is None else settings.time_limit
-        with time_limit(limit):
-            result, field_results = deid.deidentify_with_fields(
-                doc, [(field_label(path), value) for path, value in fields], patient_id
-            )
-        seconds = time.perf_counter() - started
-    except (ConfigError, ModelError):
-        raise  # a problem of the whole job (config, model), not of this row
-    except (ClinideidError, DocumentTimeout) as exc:
-        log.warning("a document failed: %s", exc)  # executor logs travel far: no id
-        return _failed(str(exc), warnings)
-    except Exception as exc:  # a bug must not lose the rest of the job; the type is enough to report
-        log.error("a document failed with an internal error (%s)", type(exc).__name__)
-        return _failed(f"internal error ({type(exc).__name__})", warnings)
+    fields = fields_to_deidentify(record, settings.text_column, FieldPolicy())
+    limit = default_time_limit(len(text)) if settings.time_limit is None else settings.time_limit
+    task = Task(doc, [(field_label(path), value) for path, value in fields], patient_id, limit)
+    outcome = compute(task, deid)  # config and model errors propagate: a problem of the whole job
+    if outcome.error is not None:
+        log.warning("a document failed: %s", outcome.error)  # executor logs travel far: no id
+        return _failed(outcome.error, warnings)
+    if outcome.internal is not None:
+        log.error("a document failed with an internal error (%s)", outcome.internal)
+        return _failed(f"internal error ({outcome.internal})", warnings)
+    result, field_results, seconds = outcome.result, outcome.field_results, outcome.seconds
     report = {**result.report(), "id": doc_id}
     report["fields"] = [
         {"field": dotted(path), "replacements": [r.to_dict() for r in reps]}
