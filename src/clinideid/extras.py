@@ -11,7 +11,14 @@ from __future__ import annotations
 from clinideid.errors import ModelError
 
 #: top-level module -> the extra that installs it
-EXTRAS = {"torch": "neural", "transformers": "transformers", "gensim": "embeddings"}
+EXTRAS = {
+    "torch": "neural",
+    "transformers": "transformers",
+    "gensim": "embeddings",
+    "natasha": "natasha",
+    "spacy": "spacy",
+    "stanza": "stanza",
+}
 
 
 def missing_extra(exc: ModuleNotFoundError, what: str) -> ModelError | None:

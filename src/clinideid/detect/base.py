@@ -46,6 +46,9 @@ BUILTIN_DETECTORS: dict[str, str] = {
     "hybrid": "clinideid.detect.hybrid",
     "neural": "clinideid.detect.neural.tagger",
     "transformer": "clinideid.detect.transformer",
+    "natasha": "clinideid.detect.external.natasha_ner",
+    "spacy": "clinideid.detect.external.spacy_ner",
+    "stanza": "clinideid.detect.external.stanza_ner",
 }
 
 DETECTORS: Registry[Callable[..., Detector]] = Registry(
