@@ -5,8 +5,8 @@
 its own; an initial becomes the initial of the surrogate of the full first name written elsewhere in the
 document with the same surname (else a keyed letter); titles and particles are kept; each part keeps its
 case pattern (UPPER / Title / lower). The surrogate first name has the gender of the original, found in
-the first-name lists. Russian names keep patronymics (Иванович -> Петрович) and feminine surname forms
-(Иванова -> Петрова).
+the first-name lists. Russian names keep patronymics (Иванович -> Петрович), and each part takes the case
+and gender of the name it replaces ("врачом Петровой" -> "врачом Смирновой"; see ``ru_morph``).
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from functools import cache
 from typing import Literal
 
 from clinideid.transform.base import OperatorContext
+from clinideid.transform.keys import KeyedRandom
+from clinideid.transform.surrogates import ru_morph
 from clinideid.transform.surrogates.base import (
     SurrogateGenerator,
     SurrogateRequest,
@@ -59,6 +61,10 @@ PARTICLES = frozenset(
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 _PATRONYMIC = re.compile(r"(ович|евич|ич|овна|евна|ична|инична)$", re.IGNORECASE)
+#: a patronymic in any case ("Ивановича", "Петровичем", "Ивановны", "Ильиничной")
+_PATRONYMIC_ANY = re.compile(
+    r"(?:ович|евич|ьич|ич)(?:а|у|ем|е)?$|(?:овн|евн|ичн)(?:а|ы|е|у|ой|ою)$", re.IGNORECASE
+)
 _RU_FEMININE_SURNAME = re.compile(r"(ов|ев|ёв|ин|ын)а$|(ск|цк)ая$", re.IGNORECASE)
 
 Role = Literal["first", "surname", "patronymic", "initial", "title", "particle"]
@@ -133,6 +139,21 @@ def _is_surname(norm: str, lang: str) -> bool:
     return norm in membership(lang, "surnames")
 
 
+def _only_surname(word: str, lang: str) -> bool:
+    """A word the lists (or, in Russian, the dictionary) know as a surname and not as a first name."""
+    norm = normalize(word)
+    if _is_surname(norm, lang) and not _is_first_name(norm, lang):
+        return True
+    return lang == "ru" and bool(ru_morph.forms(word, "surname")) and not ru_morph.forms(word, "first")
+
+
+def _only_first_name(word: str, lang: str) -> bool:
+    norm = normalize(word)
+    if _is_first_name(norm, lang) and not _is_surname(norm, lang):
+        return True
+    return lang == "ru" and bool(ru_morph.forms(word, "first")) and not ru_morph.forms(word, "surname")
+
+
 def gender_of(first_name: str, language: str) -> Literal["female", "male"] | None:
     """The gender of a first name according to the lists (document language first, then all others)."""
     norm = normalize(first_name)
@@ -162,7 +183,7 @@ def parse_name(text: str, language: str = "en") -> ParsedName:
             unit.role = "initial"
         elif norm in PARTICLES and unit.text.islower() and 0 < i < len(units) - 1:
             unit.role = "particle"
-        elif is_cyrillic(unit.text) and len(unit.text) > 5 and _PATRONYMIC.search(unit.text):
+        elif is_cyrillic(unit.text) and len(unit.text) > 5 and _PATRONYMIC_ANY.search(unit.text):
             unit.role = "patronymic"
     names = [u for u in units if u.role is None]
     if not names:
@@ -189,12 +210,7 @@ def parse_name(text: str, language: str = "en") -> ParsedName:
         return parsed
     first, last = names[0], names[-1]
     fl, ll = _lang_for(first.text, lang), _lang_for(last.text, lang)
-    reversed_order = (
-        _is_surname(normalize(first.text), fl)
-        and not _is_first_name(normalize(first.text), fl)
-        and _is_first_name(normalize(last.text), ll)
-        and not _is_surname(normalize(last.text), ll)
-    )
+    reversed_order = _only_surname(first.text, fl) and _only_first_name(last.text, ll)
     if reversed_order:  # "Smith John", "Иванов Иван"
         for u in names:
             u.role = "first" if u is last else "surname"
@@ -212,8 +228,38 @@ def parse_name(text: str, language: str = "en") -> ParsedName:
 # --- per-part surrogates ----------------------------------------------------------------------------------
 
 
-def first_name_surrogate(word: str, req: SurrogateRequest) -> str:
-    """The keyed surrogate of one first name, same gender and case pattern."""
+def _pick_inflected(
+    rng: KeyedRandom, pool: Sequence[str], original: str, role: str, form: ru_morph.Form
+) -> str | None:
+    """A keyed choice from ``pool`` (not ``original``) put into ``form``; ``None`` if none inflects."""
+    banned = normalize(original)
+    for _ in range(64):
+        choice = rng.choice(pool)
+        if normalize(choice) == banned:
+            continue
+        out = ru_morph.inflect(choice, role, form)
+        if out is not None:
+            return out
+    return None
+
+
+def _ru_first_name(word: str, req: SurrogateRequest, form: ru_morph.Form) -> str | None:
+    lemma = ru_morph.lemma(word, "first")
+    if lemma is None:
+        return None
+    gender = ru_morph.gender_of(lemma, "first") or form[0]
+    pool = surrogate_values("ru", "first_names_female" if gender == "femn" else "first_names_male")
+    out = _pick_inflected(req.rng("first_name", normalize(lemma)), pool, lemma, "first", (gender, form[1]))
+    return None if out is None else apply_case(out, case_pattern(word))
+
+
+def first_name_surrogate(word: str, req: SurrogateRequest, form: ru_morph.Form | None = None) -> str:
+    """The keyed surrogate of one first name, same gender and case pattern (and, in Russian, the case of
+    ``form``: "Марии" -> "Анны", keyed by the nominative so "Мария" -> "Анна")."""
+    if form is not None and is_cyrillic(word):
+        done = _ru_first_name(word, req, form)
+        if done is not None:
+            return done
     norm = normalize(word)
     lang = _lang_for(word, req.language)
     gender = gender_of(word, req.language)
@@ -241,8 +287,23 @@ def _ru_feminine(surname: str) -> str:
     return surname
 
 
-def surname_surrogate(word: str, req: SurrogateRequest) -> str:
-    """The keyed surrogate of one surname (Russian feminine forms follow their masculine base)."""
+def _ru_surname(word: str, req: SurrogateRequest, form: ru_morph.Form) -> str | None:
+    lemma = ru_morph.lemma(word, "surname")
+    if lemma is None:
+        return None
+    pool = ru_morph.same_class(surrogate_values("ru", "surnames"), lemma)
+    out = _pick_inflected(req.rng("surname", normalize(lemma)), pool, lemma, "surname", form)
+    return None if out is None else apply_case(out, case_pattern(word))
+
+
+def surname_surrogate(word: str, req: SurrogateRequest, form: ru_morph.Form | None = None) -> str:
+    """The keyed surrogate of one surname. Russian surnames are keyed by their masculine nominative, so a
+    family ("Иванов", "Иванова", "Ивановым") keeps one surrogate root, and take the gender and case of
+    ``form`` ("Петровой" -> "Смирновой")."""
+    if form is not None and is_cyrillic(word):
+        done = _ru_surname(word, req, form)
+        if done is not None:
+            return done
     norm = normalize(word)
     lang = _lang_for(word, req.language)
     feminine = False
@@ -261,12 +322,22 @@ def _patronymic_base(norm: str) -> tuple[str, bool]:
     return norm[: m.start()], m.group(1).endswith("на")
 
 
-def patronymic_surrogate(word: str, req: SurrogateRequest) -> str:
-    """Иванович -> Петрович and Ивановна -> Петровна: keyed by the father's name both carry."""
-    father, female = _patronymic_base(normalize(word))
+def patronymic_surrogate(word: str, req: SurrogateRequest, form: ru_morph.Form | None = None) -> str:
+    """Иванович -> Петрович and Ивановна -> Петровна: keyed by the father's name both carry; in the case
+    of ``form`` ("Ивановны" -> "Петровны", "Ивановичем" -> "Петровичем")."""
     pool = [p for p in surrogate_values("ru", "patronymics") if p.endswith("ич")]
     if not pool:
         raise SurrogateUnavailable
+    lemma = ru_morph.lemma(word, "patronymic") if form is not None else None
+    if lemma is not None and _PATRONYMIC.search(lemma):
+        father = _patronymic_base(normalize(lemma))[0]
+        gender = "femn" if re.search(r"(овн|евн|ичн)", normalize(word)) else form[0]  # type: ignore[index]
+        out = _pick_inflected(req.rng("patronymic", father), pool, lemma, "patronymic", (gender, form[1]))  # type: ignore[index]
+        if out is not None:
+            return apply_case(out, case_pattern(word))
+    if not _PATRONYMIC.search(normalize(word)):
+        raise SurrogateUnavailable
+    father, female = _patronymic_base(normalize(word))
     choice = pick_distinct(req.rng("patronymic", father), pool, normalize(word)[: len(father)] + "ич")
     if female:
         choice = re.sub(r"ич$", "на", choice) if re.search(r"(ов|ев)ич$", choice) else choice[:-2] + "ична"
@@ -337,7 +408,10 @@ def _document_roles(ctx: OperatorContext) -> dict[str, Role]:
 
 def _surname_key(word: str, language: str) -> str:
     norm = normalize(word)
-    return _ru_masculine_base(norm)[0] if is_cyrillic(word) else norm
+    if not is_cyrillic(word):
+        return norm
+    lemma = ru_morph.lemma(word, "surname")
+    return normalize(lemma) if lemma is not None else _ru_masculine_base(norm)[0]
 
 
 def _resolve_initial(letter: str, surnames: Sequence[str], req: SurrogateRequest) -> str:
@@ -357,6 +431,15 @@ def _resolve_initial(letter: str, surnames: Sequence[str], req: SurrogateRequest
 # --- the generator ------------------------------------------------------------------------------------------
 
 
+def _russian_form(parsed: ParsedName, req: SurrogateRequest) -> ru_morph.Form | None:
+    """The (gender, case) of a Cyrillic name, read from its parts and the word before it."""
+    parts = [(u.text, u.role) for u in parsed.units if u.role in ru_morph.ROLE_TAGS and is_cyrillic(u.text)]
+    if not parts:
+        return None
+    context = ru_morph.context_before(req.ctx.document.text, req.span.start)
+    return ru_morph.name_form(parts, context)
+
+
 def surrogate_name(text: str, req: SurrogateRequest) -> str:
     """``text`` with every name part replaced by its keyed surrogate; everything else kept."""
     parsed = parse_name(text, req.language)
@@ -366,6 +449,7 @@ def surrogate_name(text: str, req: SurrogateRequest) -> str:
         if known is not None:
             named[0].role = known
     surnames = parsed.words("surname")
+    form = _russian_form(parsed, req)
     replacements: list[tuple[int, int, str]] = []
     for unit in parsed.units:
         if unit.role in ("title", "particle", None):
@@ -373,11 +457,11 @@ def surrogate_name(text: str, req: SurrogateRequest) -> str:
         for a, b in unit.words:
             word = text[a:b]
             if unit.role == "first":
-                new = first_name_surrogate(word, req)
+                new = first_name_surrogate(word, req, form)
             elif unit.role == "surname":
-                new = surname_surrogate(word, req)
+                new = surname_surrogate(word, req, form)
             elif unit.role == "patronymic":
-                new = patronymic_surrogate(word, req)
+                new = patronymic_surrogate(word, req, form)
             else:
                 new = _resolve_initial(word, surnames, req)
             replacements.append((a, b, new))
