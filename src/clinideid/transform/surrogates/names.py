@@ -170,6 +170,14 @@ def gender_of(first_name: str, language: str) -> Literal["female", "male"] | Non
     return None
 
 
+def _undotted_initials(unit: _Unit, units: Sequence[_Unit]) -> bool:
+    """Two Cyrillic capitals beside a word with lowercase letters ("Петрова ЕВ", "ИИ Иванов")."""
+    text = unit.text
+    if len(units) < 2 or len(unit.words) != 1 or len(text) != 2 or not text.isupper() or not is_cyrillic(text):
+        return False
+    return any(u is not unit and any(c.islower() for c in u.text) for u in units)
+
+
 def parse_name(text: str, language: str = "en") -> ParsedName:
     """Split a written name into titles, particles, initials, first names, surnames and patronymics."""
     parsed = ParsedName(text, _units(text))
@@ -181,6 +189,8 @@ def parse_name(text: str, language: str = "en") -> ParsedName:
             unit.role = "title"
         elif len(unit.words) == 1 and unit.end - unit.start == 1:
             unit.role = "initial"
+        elif _undotted_initials(unit, units):
+            unit.role = "initial"  # "Иванов ИИ", "ИИ Иванов": two initials written without dots
         elif norm in PARTICLES and unit.text.islower() and 0 < i < len(units) - 1:
             unit.role = "particle"
         elif is_cyrillic(unit.text) and len(unit.text) > 5 and _PATRONYMIC_ANY.search(unit.text):
@@ -462,8 +472,8 @@ def surrogate_name(text: str, req: SurrogateRequest) -> str:
                 new = surname_surrogate(word, req, form)
             elif unit.role == "patronymic":
                 new = patronymic_surrogate(word, req, form)
-            else:
-                new = _resolve_initial(word, surnames, req)
+            else:  # one initial, or two written together without dots ("ЕВ")
+                new = "".join(_resolve_initial(letter, surnames, req) for letter in word)
             replacements.append((a, b, new))
     if not replacements:
         raise SurrogateUnavailable
