@@ -21,7 +21,7 @@ def gen(strategy: str, text: str, language: str = "en", **kwargs) -> str | None:
 
 
 def test_strategies_are_registered():
-    assert set(available_strategies()) == {"year", "quarter", "age_group", "relative", "dictionary"}
+    assert set(available_strategies()) == {"year", "quarter", "age_group", "relative", "dictionary", "interval"}
     with pytest.raises(ConfigError, match="unknown date strategy"):
         build_generalizer("decade")
 

@@ -63,7 +63,7 @@ class Operator(ABC):
 #: operators by name; the built-ins register when ``clinideid.transform.operators`` is imported, plug-ins
 #: through the ``clinideid.operators`` entry-point group
 OPERATORS: Registry[Callable[..., Operator]] = Registry(
-    "operator", "clinideid.operators", ["clinideid.transform.operators"]
+    "operator", "clinideid.operators", ["clinideid.transform.operators", "clinideid.transform.date_roles"]
 )
 
 

@@ -4,7 +4,8 @@ Each strategy turns a ``ParsedDate`` into a coarser expression in the document's
 when the date cannot be generalised that way (the operator then falls back to its fallback operator and
 counts it). Strategies are chosen by name per use case: ``year`` for statistics by year, ``quarter`` for
 seasonal studies, ``age_group`` for birth dates, ``relative`` for timelines around an admission,
-``dictionary`` for coarse wording such as "early 2019".
+``dictionary`` for coarse wording such as "early 2019", ``interval`` for dates moved into a fixed period
+in their chronological order.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from clinideid.errors import ConfigError
@@ -28,6 +29,8 @@ class GeneralizeContext:
     language: str = "en"
     reference_date: dt.date | None = None
     anchor: dt.date | None = None
+    #: the secret key, for strategies that need one (``needs_key``)
+    key: bytes | None = field(default=None, repr=False)
 
 
 def _lang(language: str, table: Mapping[str, Any]) -> str:
@@ -37,6 +40,8 @@ def _lang(language: str, table: Mapping[str, Any]) -> str:
 
 class Generalizer(ABC):
     name: ClassVar[str] = ""
+    #: whether ``generalize`` reads ``GeneralizeContext.key``
+    needs_key: ClassVar[bool] = False
 
     @abstractmethod
     def generalize(self, parsed: ParsedDate, gctx: GeneralizeContext) -> str | None:
@@ -257,3 +262,85 @@ class DictionaryGeneralizer(Generalizer):
             raise ConfigError(
                 "a date dictionary template may only use {year}, {quarter} and {month}"
             ) from None
+
+
+def _parse_day(value: object, what: str) -> dt.date:
+    if isinstance(value, dt.date):
+        return value
+    try:
+        return dt.date.fromisoformat(str(value))
+    except ValueError:
+        raise ConfigError(f"date interval: {what} must be an ISO date (YYYY-MM-DD), got {value!r}") from None
+
+
+@_register
+class IntervalGeneralizer(Generalizer):
+    """The date dictionary: every date of ``[source_start, source_end]`` is mapped into ``[start, end]``
+    keeping chronological order, the same way in every document of a batch and on every machine.
+
+    A batch is processed by several processes, may resume, and gives operators no batch-wide state, so
+    the dictionary is not built from the batch's dates but is a keyed, stateless, order-preserving map:
+    each year of the source window gets a keyed weight, the target interval is split among the years in
+    proportion to their weights, and each date moves linearly within its year's share. Order is kept: when
+    the target is at least as long as the source window every day keeps its own day (the spare days are
+    spread by the keyed weights); when it is shorter, close days may meet on one day, so choose a source
+    window as tight as the notes allow. The written format and precision are kept.
+    Dates outside the source window, and dates without a year, cannot be placed (the operator falls back).
+    """
+
+    name = "interval"
+    needs_key = True
+
+    def __init__(
+        self,
+        start: str | dt.date = "2000-01-01",
+        end: str | dt.date = "2009-12-31",
+        source_start: str | dt.date = "1900-01-01",
+        source_end: str | dt.date = "2099-12-31",
+    ) -> None:
+        self.start, self.end = _parse_day(start, "start"), _parse_day(end, "end")
+        self.source_start = _parse_day(source_start, "source_start")
+        self.source_end = _parse_day(source_end, "source_end")
+        if self.end < self.start or self.source_end < self.source_start:
+            raise ConfigError("date interval: each interval needs its start on or before its end")
+        self._weights: dict[bytes, list[float]] = {}
+
+    def _cumulative(self, key: bytes) -> list[float]:
+        """Cumulative keyed weights of the source years (index 0 = 0.0), computed once per key."""
+        import hashlib
+
+        marker = hashlib.sha256(key).digest()
+        cached = self._weights.get(marker)
+        if cached is None:
+            from clinideid.transform.keys import KeyedRandom
+
+            rng = KeyedRandom(key, "date-interval", self.source_start.isoformat(), self.source_end.isoformat())
+            cached = [0.0]
+            for _ in range(self.source_start.year, self.source_end.year + 1):
+                cached.append(cached[-1] + 0.5 + rng.randbelow(1_000_000) / 1_000_000)
+            self._weights[marker] = cached
+        return cached
+
+    def map_day(self, day: dt.date, key: bytes) -> dt.date | None:
+        """Where ``day`` lands in ``[start, end]`` (``None`` outside the source window)."""
+        if not self.source_start <= day <= self.source_end:
+            return None
+        cum = self._cumulative(key)
+        i = day.year - self.source_start.year
+        year_start = max(dt.date(day.year, 1, 1), self.source_start)
+        year_end = min(dt.date(day.year, 12, 31), self.source_end)
+        within = (day - year_start).days / ((year_end - year_start).days + 1)
+        position = (cum[i] + (cum[i + 1] - cum[i]) * within) / cum[-1]
+        span = (self.end - self.start).days + 1
+        slack = span - ((self.source_end - self.source_start).days + 1)
+        if slack >= 0:  # room for every day: one day on stays at least one day on (strict order)
+            offset = (day - self.source_start).days + int(position * slack)
+        else:
+            offset = int(position * span)
+        return self.start + dt.timedelta(days=min(span - 1, offset))
+
+    def generalize(self, parsed: ParsedDate, gctx: GeneralizeContext) -> str | None:
+        if gctx.key is None or not parsed.has_year:
+            return None
+        mapped = self.map_day(parsed.value, gctx.key)
+        return None if mapped is None else parsed.render(mapped)

@@ -20,6 +20,7 @@ from clinideid.errors import ConfigError
 from clinideid.labels import project_label
 from clinideid.transform.ages import DEFAULT_THRESHOLD, aggregate_age
 from clinideid.transform.base import Operator, OperatorContext, Outcome, build_operator, register_operator
+from clinideid.transform.date_roles import admission_date, date_role
 from clinideid.transform.dates import DateOptions, date_offset, parse_anchor, parse_date, shift_date
 from clinideid.transform.generalize import GeneralizeContext, Generalizer, build_generalizer
 from clinideid.transform.keys import keyed_digest, require_key
@@ -363,9 +364,13 @@ class DateGeneralizeOperator(_WithFallback):
     ``relative`` or ``dictionary`` (see ``generalize``). Strategy options: ``band``/``top`` (age_group),
     ``template`` (quarter, age_group, relative), ``entries`` (dictionary).
 
-    ``age_group`` measures ages at ``reference_date`` (ISO) or the document's ``metadata[reference_field]``
-    (then ``metadata[anchor_field]``); ``relative`` counts from ``metadata[anchor_field]`` (default
-    ``admission_date``) or else the first day-precision date among the document's ``anchor_labels`` spans.
+    ``age_group`` applies to birth dates only (``date_roles.date_role``: the birth-date rules or a cue such
+    as "DOB", "Дата рождения"); other dates get the ``other_dates`` strategy (default ``year``; ``None``:
+    the fallback). Ages are measured at ``reference_date`` (ISO), else the document's
+    ``metadata[reference_field]`` or ``metadata[anchor_field]``, else the admission date the note gives.
+    ``relative`` counts from ``metadata[anchor_field]`` (default ``admission_date``), else the admission
+    date the note gives ("Дата поступления: ...", "admitted on ..."), else the first day-precision date
+    among the document's ``anchor_labels`` spans. ``interval`` needs the key (see ``generalize``).
     """
 
     name = "date_generalize"
@@ -379,6 +384,7 @@ class DateGeneralizeOperator(_WithFallback):
         reference_field: str = "reference_date",
         anchor_field: str = "admission_date",
         anchor_labels: tuple[str, ...] | list[str] = ("DATE",),
+        other_dates: str | None = "year",
         fallback: str = "tag",
         fallback_options: Mapping[str, Any] | None = None,
         **strategy_options: Any,
@@ -386,6 +392,13 @@ class DateGeneralizeOperator(_WithFallback):
         super().__init__(fallback, fallback_options)
         _check_generalize_templates(strategy, strategy_options)
         self.strategy: Generalizer = build_generalizer(strategy, **strategy_options)
+        #: what age_group does with a date that is not a birth date
+        self.other_dates: Generalizer | None = None
+        if strategy == "age_group" and other_dates is not None:
+            if other_dates == "age_group":
+                raise ConfigError("other_dates cannot be age_group: only birth dates become age bands")
+            self.other_dates = build_generalizer(other_dates)
+        self.needs_key = getattr(self.strategy, "needs_key", False)  # type: ignore[misc]
         self.date_options = DateOptions(order=date_order, pivot=pivot)  # type: ignore[arg-type]
         self.reference_date: dt.date | None = None
         if reference_date is not None:
@@ -400,6 +413,8 @@ class DateGeneralizeOperator(_WithFallback):
         if marker in ctx.cache:
             return ctx.cache[marker]
         anchor = parse_anchor(ctx.document.metadata.get(self.anchor_field), ctx.language, self.date_options)
+        if anchor is None:
+            anchor = admission_date(ctx, self.anchor_labels, self.date_options)
         if anchor is None:
             for span in sort_spans(ctx.spans):
                 if span.label in self.anchor_labels:
@@ -418,20 +433,26 @@ class DateGeneralizeOperator(_WithFallback):
             found = parse_anchor(meta.get(field), ctx.language, self.date_options)
             if found is not None:
                 return found
-        return None
+        return admission_date(ctx, self.anchor_labels, self.date_options)
 
     def apply(self, span: Span, ctx: OperatorContext) -> Outcome:
         parsed = parse_date(ctx.span_text(span), ctx.language, self.date_options)
         if parsed is None:
             return self._fall_back(span, ctx, "unparseable date")
+        strategy = self.strategy
+        if strategy.name == "age_group" and date_role(span, ctx.document.text) != "birth":
+            if self.other_dates is None:
+                return self._fall_back(span, ctx, "not a birth date (age_group)")
+            strategy = self.other_dates
         gctx = GeneralizeContext(
             language=ctx.language,
-            reference_date=self._reference(ctx) if self.strategy.name == "age_group" else None,
-            anchor=self._anchor(ctx) if self.strategy.name == "relative" else None,
+            reference_date=self._reference(ctx) if strategy.name == "age_group" else None,
+            anchor=self._anchor(ctx) if strategy.name == "relative" else None,
+            key=require_key(ctx.key, self.name) if getattr(strategy, "needs_key", False) else None,
         )
-        text = self.strategy.generalize(parsed, gctx)
+        text = strategy.generalize(parsed, gctx)
         if text is None:
-            return self._fall_back(span, ctx, f"date cannot be generalised by {self.strategy.name!r}")
+            return self._fall_back(span, ctx, f"date cannot be generalised by {strategy.name!r}")
         return Outcome(text, self.name)
 
 
