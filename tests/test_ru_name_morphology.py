@@ -93,3 +93,16 @@ def test_name_form_reads_all_parts_together() -> None:
     assert ru_morph.name_form([("Марии", "first"), ("Ивановны", "patronymic")]) == ("femn", "gent")
     colon = ru_morph.context_before("Лечащий врач: Иванова", len("Лечащий врач: "))
     assert ru_morph.name_form([("Иванова", "surname")], colon) == ("femn", "nomn")
+
+
+def test_gender_comes_from_the_whole_name_when_the_first_name_is_unknown() -> None:
+    # "Лейсан" is not in the dictionary (its guess is masculine); surname and patronymic are feminine
+    (new,) = replace_all("Пациентка Габдуллина Лейсан Ринатовна.", ["Габдуллина Лейсан Ринатовна"])
+    surname, first, patronymic = new.split()
+    assert has_form(first, "Name", "femn", "nomn"), new
+    assert has_form(surname, "Surn", "femn", "nomn") and patronymic.endswith("на")
+
+
+def test_a_zero_scanned_for_o_does_not_break_the_name() -> None:
+    (new,) = replace_all("Уход — дочь Смирн0ва Ирина, тел.", ["Смирн0ва Ирина"])
+    assert "0" not in new and len(new.split()) == 2 and new.split()[0] != "Смирнова"

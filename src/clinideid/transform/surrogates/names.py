@@ -241,13 +241,16 @@ def parse_name(text: str, language: str = "en") -> ParsedName:
 def _pick_inflected(
     rng: KeyedRandom, pool: Sequence[str], original: str, role: str, form: ru_morph.Form
 ) -> str | None:
-    """A keyed choice from ``pool`` (not ``original``) put into ``form``; ``None`` if none inflects."""
+    """A keyed choice from ``pool`` (not ``original``) put into ``form``; ``None`` if none inflects.
+
+    Names the dictionary knows are preferred (their endings are certain); after 32 tries any name that
+    inflects will do."""
     banned = normalize(original)
-    for _ in range(64):
+    for attempt in range(64):
         choice = rng.choice(pool)
         if normalize(choice) == banned:
             continue
-        out = ru_morph.inflect(choice, role, form)
+        out = ru_morph.inflect(choice, role, form, known_only=attempt < 32)
         if out is not None:
             return out
     return None
@@ -257,7 +260,7 @@ def _ru_first_name(word: str, req: SurrogateRequest, form: ru_morph.Form) -> str
     lemma = ru_morph.lemma(word, "first")
     if lemma is None:
         return None
-    gender = ru_morph.gender_of(lemma, "first") or form[0]
+    gender = form[0]  # read from all parts of the name: "Мамедова Севиль Рауфовна" is a woman
     pool = surrogate_values("ru", "first_names_female" if gender == "femn" else "first_names_male")
     out = _pick_inflected(req.rng("first_name", normalize(lemma)), pool, lemma, "first", (gender, form[1]))
     return None if out is None else apply_case(out, case_pattern(word))
@@ -450,8 +453,13 @@ def _russian_form(parsed: ParsedName, req: SurrogateRequest) -> ru_morph.Form | 
     return ru_morph.name_form(parts, context)
 
 
+#: a zero scanned for the letter "о" inside a Cyrillic word ("Смирн0ва")
+_OCR_ZERO = re.compile(r"(?<=[а-яёА-ЯЁ])0(?=[а-яёА-ЯЁ])")
+
+
 def surrogate_name(text: str, req: SurrogateRequest) -> str:
     """``text`` with every name part replaced by its keyed surrogate; everything else kept."""
+    text = _OCR_ZERO.sub(lambda m: "О" if text[m.start() - 1].isupper() else "о", text)
     parsed = parse_name(text, req.language)
     named = [u for u in parsed.units if u.role in ("first", "surname")]
     if len(named) == 1:

@@ -163,12 +163,16 @@ def same_class(pool: Sequence[str], surname_lemma: str) -> Sequence[str]:
     return subset or pool
 
 
-def inflect(word: str, role: str, form: Form) -> str | None:
-    """``word`` (a nominative name part) put into ``form``; ``None`` when the dictionary cannot.
+def inflect(word: str, role: str, form: Form, known_only: bool = False) -> str | None:
+    """``word`` (a nominative name part) put into ``form``; ``None`` when the dictionary cannot (or, with
+    ``known_only``, does not know the word: a surrogate should be a name the dictionary knows).
 
     An indeclinable surname ("Черных", "Сидоренко") is returned unchanged.
     """
     gender, case = form
+    morph = analyzer()
+    if known_only and (morph is None or not morph.word_is_known(word)):
+        return None
     for p in _parses(word, role):
         if p.tag.case != "nomn":
             continue
