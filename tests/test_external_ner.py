@@ -34,10 +34,13 @@ def _by_text(doc: Document, spans) -> dict[str, object]:
 
 # ---- Natasha ----------------------------------------------------------------------------------------------
 
-natasha = pytest.importorskip("natasha", reason="the natasha extra is not installed")
+
+@pytest.fixture
+def natasha() -> None:
+    pytest.importorskip("natasha", reason="the natasha extra is not installed")
 
 
-def test_natasha_finds_people_places_organisations_with_exact_offsets() -> None:
+def test_natasha_finds_people_places_organisations_with_exact_offsets(natasha: None) -> None:
     doc = _ru_doc()
     spans = build_detector({"type": "natasha"}).detect_one(doc)
     found = _by_text(doc, spans)
@@ -52,7 +55,7 @@ def test_natasha_finds_people_places_organisations_with_exact_offsets() -> None:
         assert doc.text[s.start : s.end] == doc.text[s.start : s.end].strip()
 
 
-def test_natasha_label_map_overrides_and_drops() -> None:
+def test_natasha_label_map_overrides_and_drops(natasha: None) -> None:
     doc = _ru_doc()
     spans = build_detector({"type": "natasha", "labels": {"ORG": "HOSPITAL", "LOC": None}}).detect_one(doc)
     labels = {s.label for s in spans}
@@ -62,7 +65,7 @@ def test_natasha_label_map_overrides_and_drops() -> None:
         build_detector({"type": "natasha", "labels": {"PER": "HUMAN"}})
 
 
-def test_natasha_alone_in_a_pipeline_config_and_inside_hybrid() -> None:
+def test_natasha_alone_in_a_pipeline_config_and_inside_hybrid(natasha: None) -> None:
     alone = Deidentifier(PipelineConfig(language="ru", detectors=[{"type": "natasha"}]), key=KEY)
     doc = _ru_doc()
     assert {s.source for s in alone.detect(doc)[0]} == {"natasha"}
