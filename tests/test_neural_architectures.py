@@ -267,7 +267,9 @@ def test_tiny_training_and_save_load(variant: str, lms: dict[str, str], tmp_path
         neural["charlm"] = lms
     config = parse_train_config({"model": "neural", "window_size": 40, "window_overlap": 8, "neural": neural})
     train, dev = make_corpus(12, seed=1), make_corpus(4, seed=2, prefix="dev")
-    unlabelled = [Document(d.id, d.text) for d in make_corpus(6, seed=3, prefix="u")] if neural.get("cvt") else []
+    unlabelled = (
+        [Document(d.id, d.text) for d in make_corpus(6, seed=3, prefix="u")] if neural.get("cvt") else []
+    )
     result = train_neural(
         train, dev, config, out_dir=tmp_path / "m", name=variant, seed=1, unlabelled_docs=unlabelled
     )
