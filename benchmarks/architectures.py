@@ -50,6 +50,10 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
             "output_dropout": 0.25,
         },
     ),
+    "hayat_network": (
+        "Hayat's network without CVT: char CNN (2/3/4) + two BiLSTM layers, weight decay (reference)",
+        {"char_encoder": "cnn", "char_cnn_widths": [2, 3, 4], "lstm_layers": 2, "weight_decay": 1e-5},
+    ),
     "hayat_cvt": (
         "Hayat: char CNN (2/3/4) + two BiLSTM layers + CVT from the first (unlabelled dropout 0.7), weight decay",
         {
