@@ -1,4 +1,4 @@
-"""The casing class of a token, an input of the BiLSTM-CNN-CRF baselines (a learned embedding per class).
+"""The casing class of a token, an input of BiLSTM-CRF baselines (a learned embedding per class).
 
 The word embedding reads lower-cased, digit-normalised words, so the casing of a token is lost there;
 this one id per token gives it back cheaply. Id 0 is padding.

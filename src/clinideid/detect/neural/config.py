@@ -4,7 +4,7 @@ Every block can be switched on or off; the baseline is characters + words + BiLS
 options of the published clinical de-identification taggers are settings too (docs/learned_models.md):
 prefix-only deep affixes and an LSTM n-gram context encoder (CEDI), a character CNN and Cross-View Training
 from the first of two BiLSTM layers (CVT networks), no BiLSTM / a softmax head / a re-projection of the
-stacked embeddings (embedding-stack ablations), a casing feature, Nadam and separate dropouts (BiLSTM-CNN-CRF
+stacked embeddings (embedding-stack ablations), a casing feature, Nadam and separate dropouts (BiLSTM-CRF
 baselines). Every default keeps the network of earlier versions, so their models load unchanged.
 """
 
