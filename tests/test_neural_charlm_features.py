@@ -120,5 +120,5 @@ def test_continued_training_from_a_charlm_model(lms: dict[str, str], tmp_path: P
 def test_charlm_config_checks(lms: dict[str, str]) -> None:
     with pytest.raises(ValueError, match="forward and backward"):
         NeuralConfig(charlm={"forward": lms["forward"]})
-    with pytest.raises(ValueError, match="token-local"):
-        NeuralConfig(charlm=lms, cvt=True)
+    with pytest.raises(ValueError, match="keeps the two LMs apart"):
+        NeuralConfig(charlm=lms, cvt=True, charlm_proj=8)

@@ -98,7 +98,7 @@ def test_cvt_refuses_inputs_that_see_neighbours() -> None:
         with pytest.raises(ValueError, match="token-local"):
             NeuralConfig(cvt=True, **blocks)
     with pytest.raises(ValueError, match="lstm_layers"):
-        NeuralConfig(cvt=True, lstm_layers=2)
+        NeuralConfig(cvt=True, lstm_layers=0)
     with pytest.raises(ValueError, match="no cross-view"):
         NeuralTaggerModule(
             NeuralConfig(), n_words=5, n_chars=5, n_prefixes=2, n_suffixes=2, n_tags=3

@@ -165,6 +165,7 @@ class NeuralTrainResult:
     peak_memory_mb: float = 0.0
     cpu_seconds: float = 0.0
     best_epoch: int = 0
+    model: NeuralModel | None = None  # the trained model, as saved
 
 
 class UnlabelledBatches:
@@ -195,14 +196,24 @@ def cvt_step(
     cfg = model.config
     module.eval()
     with torch.no_grad():
-        teacher = module.crf.marginals(module.emissions(batch), batch.mask)
+        teacher = module.tag_marginals(module.emissions(batch), batch.mask)
     module.train()
     opt.zero_grad()
-    loss = cfg.cvt_weight * module.cvt_loss(batch, teacher)
+    with module.dropout_rate(cfg.cvt_unlabelled_dropout):
+        loss = cfg.cvt_weight * module.cvt_loss(batch, teacher)
     loss.backward()
     torch.nn.utils.clip_grad_norm_(params, cfg.clip)
     opt.step()
     return float(loss.detach())
+
+
+def make_optimizer(cfg: NeuralConfig, params: list[torch.Tensor]) -> torch.optim.Optimizer:
+    """SGD with momentum, Adam or Nadam (Adam with Nesterov momentum), with the config's weight decay."""
+    if cfg.optimizer == "adam":
+        return torch.optim.Adam(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+    if cfg.optimizer == "nadam":
+        return torch.optim.NAdam(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+    return torch.optim.SGD(params, lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay)
 
 
 def fit(
@@ -223,10 +234,7 @@ def fit(
     cfg = model.config
     module = model.module
     params = [p for p in module.parameters() if p.requires_grad]
-    if cfg.optimizer == "adam":
-        opt: torch.optim.Optimizer = torch.optim.Adam(params, lr=cfg.lr)
-    else:
-        opt = torch.optim.SGD(params, lr=cfg.lr, momentum=cfg.momentum)
+    opt = make_optimizer(cfg, params)
     weights = class_weights(train_examples, len(model.vocabs.tags)) if cfg.class_weighting else None
     rng = random.Random(seed)
     history: list[dict[str, float]] = []
@@ -433,5 +441,5 @@ def train_neural(
     if ncfg.charlm:
         copy_charlms(model, out / CHARLM_DIR)
     return NeuralTrainResult(
-        out, meta, history, report, stats.to_dict(), seconds, peak_memory_mb(), cpu, best_epoch
+        out, meta, history, report, stats.to_dict(), seconds, peak_memory_mb(), cpu, best_epoch, model
     )

@@ -1,5 +1,7 @@
 """Deep affix features: each token's first and last ``n`` characters, embedded and read by a small BiLSTM.
 
+``kind`` picks the affixes read: ``both`` (default), ``prefix`` only (as CEDI) or ``suffix`` only.
+
 Only affixes seen at least ``min_count`` times in training get their own embedding (rare ones share the
 unknown vector), so the block learns productive morphology (name endings, date words) instead of memorising.
 """
@@ -37,18 +39,28 @@ def build_affix_vocabs(
 
 
 class AffixBiLSTM(nn.Module):
-    """Prefix and suffix ids (B, T) -> a BiLSTM over the token sequence (B, T, 2 * hidden)."""
+    """Prefix and/or suffix ids (B, T) -> a BiLSTM over the token sequence (B, T, 2 * hidden)."""
 
-    def __init__(self, n_prefixes: int, n_suffixes: int, dim: int = 20, hidden: int = 25) -> None:
+    def __init__(
+        self, n_prefixes: int, n_suffixes: int, dim: int = 20, hidden: int = 25, kind: str = "both"
+    ) -> None:
         super().__init__()
-        self.prefix = nn.Embedding(n_prefixes, dim, padding_idx=0)
-        self.suffix = nn.Embedding(n_suffixes, dim, padding_idx=0)
-        self.lstm = nn.LSTM(2 * dim, hidden, batch_first=True, bidirectional=True)
+        if kind not in ("both", "prefix", "suffix"):
+            raise ValueError(f"unknown affix kind {kind!r}; choose both, prefix or suffix")
+        self.kind = kind
+        self.prefix = nn.Embedding(n_prefixes, dim, padding_idx=0) if kind != "suffix" else None
+        self.suffix = nn.Embedding(n_suffixes, dim, padding_idx=0) if kind != "prefix" else None
+        n_inputs = 2 if kind == "both" else 1
+        self.lstm = nn.LSTM(n_inputs * dim, hidden, batch_first=True, bidirectional=True)
         self.out_dim = 2 * hidden
 
     def forward(self, prefixes: torch.Tensor, suffixes: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        x = torch.cat([self.prefix(prefixes), self.suffix(suffixes)], dim=2)
-        return run_packed(self.lstm, x, mask)
+        parts = []
+        if self.prefix is not None:
+            parts.append(self.prefix(prefixes))
+        if self.suffix is not None:
+            parts.append(self.suffix(suffixes))
+        return run_packed(self.lstm, torch.cat(parts, dim=2), mask)
 
 
 def run_packed(lstm: nn.Module, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

@@ -7,7 +7,9 @@ vectors.
 
 All windows of a batch are built at once with ``unfold`` over the zero-padded sequence and run as one big
 batch of short sequences (only real tokens' windows are run), so the block costs two RNN calls per batch,
-not one per token. Inputs are first projected to a small dimension, which keeps those calls cheap.
+not one per token. Inputs are first projected to a small dimension, which keeps those calls cheap. The
+inputs are the tagger's own token representations (characters, words, affixes...), not separate
+embeddings; the cell is a GRU (default) or an LSTM (``rnn="lstm"``, as CEDI).
 """
 
 from __future__ import annotations
@@ -19,12 +21,17 @@ from torch import nn
 class NgramContext(nn.Module):
     """Token representations (B, T, D) -> n-gram context embeddings (B, T, 2 * hidden)."""
 
-    def __init__(self, in_dim: int, n: int = 10, proj_dim: int = 64, hidden: int = 50) -> None:
+    def __init__(
+        self, in_dim: int, n: int = 10, proj_dim: int = 64, hidden: int = 50, rnn: str = "gru"
+    ) -> None:
         super().__init__()
+        if rnn not in ("gru", "lstm"):
+            raise ValueError(f"unknown context cell {rnn!r}; choose gru or lstm")
         self.n = n
         self.proj = nn.Linear(in_dim, proj_dim)
-        self.fwd = nn.GRU(proj_dim, hidden, batch_first=True)
-        self.bwd = nn.GRU(proj_dim, hidden, batch_first=True)
+        cell = nn.GRU if rnn == "gru" else nn.LSTM
+        self.fwd = cell(proj_dim, hidden, batch_first=True)
+        self.bwd = cell(proj_dim, hidden, batch_first=True)
         self.out_dim = 2 * hidden
 
     def windows(self, x: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -45,7 +52,12 @@ class NgramContext(nn.Module):
         if bool(flat_mask.any()):
             f = fwd.reshape(b * t, self.n + 1, -1)[flat_mask]
             r = bwd.reshape(b * t, self.n + 1, -1)[flat_mask]
-            _, hf = self.fwd(f)
-            _, hb = self.bwd(r)
+            hf = _final_state(self.fwd(f)[1])
+            hb = _final_state(self.bwd(r)[1])
             out[flat_mask] = torch.cat([hf[-1], hb[-1]], dim=1)
         return out.view(b, t, self.out_dim)
+
+
+def _final_state(state: torch.Tensor | tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+    """The hidden state of a GRU's ``h_n`` or of an LSTM's ``(h_n, c_n)``."""
+    return state[0] if isinstance(state, tuple) else state

@@ -33,9 +33,11 @@ from clinideid.detect.base import register_detector
 from clinideid.detect.crf import labels_to_spans
 from clinideid.detect.learned import LearnedTaggerDetector, check_tagger_options
 from clinideid.detect.neural.affix import prefix, suffix
+from clinideid.detect.neural.casing import token_casing
 from clinideid.detect.neural.config import NeuralConfig
 from clinideid.detect.neural.model import Batch, NeuralTaggerModule
 from clinideid.detect.neural.token_features import (
+    CharLMFeatures,
     TokenFeaturizer,
     build_featurizers,
     document_features,
@@ -126,6 +128,7 @@ class Example:
     suffixes: list[int]
     tags: list[int] | None = None
     features: torch.Tensor | None = None  # (len, F) slice of the document's token features
+    casing: list[int] | None = None  # casing ids, when the network reads them
 
     def __len__(self) -> int:
         return len(self.words)
@@ -154,6 +157,7 @@ def encode_tokens(
         suffixes=[vocabs.suffixes.get(suffix(t, config.affix_n)) for t in texts],
         tags=None if tags is None else [tag_index.get(t, 0) for t in tags],
         features=features,
+        casing=[token_casing(t) for t in texts] if config.casing else None,
     )
 
 
@@ -183,6 +187,7 @@ def collate(examples: Sequence[Example]) -> Batch:
         mask=torch.arange(t).unsqueeze(0) < torch.tensor([len(e) for e in examples]).unsqueeze(1),
         tags=tags,
         features=features,
+        casing=None if examples[0].casing is None else pad([e.casing or [] for e in examples]),
     )
 
 
@@ -235,6 +240,7 @@ def build_module(
         n_suffixes=len(vocabs.suffixes),
         n_tags=len(vocabs.tags),
         feature_dims=[(f.name, f.dim) for f in featurizers],
+        charlm_forward_dim=next((f.forward_dim for f in featurizers if isinstance(f, CharLMFeatures)), None),
     )
 
 

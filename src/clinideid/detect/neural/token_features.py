@@ -87,6 +87,7 @@ class CharLMFeatures:
         self.paths = (Path(forward), Path(backward))
         self.embedder = load_embedder(forward, backward)
         self.dim = self.embedder.dim
+        self.forward_dim = self.embedder.forward_lm.hidden_size  # the forward LM's states come first
 
     def features(self, doc: Document, tokens: Sequence[Token]) -> torch.Tensor:
         return self.embedder.token_embeddings(doc.text, tokens)
