@@ -11,7 +11,15 @@ from __future__ import annotations
 from clinideid.errors import ModelError
 
 #: top-level module -> the extra that installs it
-EXTRAS = {"torch": "neural", "transformers": "transformers", "gensim": "embeddings"}
+EXTRAS = {
+    "torch": "neural",
+    "transformers": "transformers",
+    "gensim": "embeddings",
+    "fastapi": "service",
+    "uvicorn": "service",
+    "multipart": "service",
+    "python_multipart": "service",
+}
 
 
 def missing_extra(exc: ModuleNotFoundError, what: str) -> ModelError | None:
