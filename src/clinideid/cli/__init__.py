@@ -28,6 +28,7 @@ def _root(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log progr
 def _register_commands() -> None:
     from clinideid.cli import (  # noqa: F401  (each registers itself)
         adapt,
+        agreement,
         convert,
         deid,
         embeddings,
