@@ -85,3 +85,37 @@ def test_deid_writes_audit_section_and_page_without_text(tmp_path: Path):
     assert "<svg" in page
     for secret in ("Miller", "4829105", "Thompson"):
         assert secret not in page and secret not in (out / "summary.json").read_text()
+
+
+def test_evaluate_reports_true_leaks_the_audit_flagged(tmp_path: Path):
+    text = "Seen by Dr. Quentin Harrowgate on 03/04/2021 for chest pain, MRN 48291057."
+    spans = [
+        {"start": text.index("Quentin"), "end": text.index(" on"), "label": "DOCTOR"},
+        {"start": text.index("03/04"), "end": text.index(" for"), "label": "DATE"},
+        {"start": text.index("4829"), "end": len(text) - 1, "label": "MEDICALRECORD"},
+    ]
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text(json.dumps({"id": "g1", "text": text, "language": "en", "spans": spans}) + "\n")
+    system = tmp_path / "system.jsonl"  # the system found only the date: two true leaks
+    system.write_text(json.dumps({"id": "g1", "text": text, "language": "en", "spans": spans[1:2]}) + "\n")
+    out = tmp_path / "scores.json"
+    res = CliRunner().invoke(
+        app,
+        [
+            "evaluate",
+            "--gold",
+            str(gold),
+            "--system",
+            str(system),
+            "--format",
+            "jsonl",
+            "--audit",
+            "--json",
+            str(out),
+        ],
+        catch_exceptions=False,
+    )
+    assert res.exit_code == 0, res.output
+    found = json.loads(out.read_text())["residual_audit"]
+    assert found["true_leaks"] == 2 and found["leaks_flagged"] == 2
+    assert "2 of 2 true leaks flagged" in res.output and "Harrowgate" not in res.output
