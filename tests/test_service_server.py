@@ -47,3 +47,19 @@ def test_small_load_run_on_loopback():
     assert result["requests"] == 60 and result["ok"] + sum(result["errors"].values()) == 60
     assert result["ok"] == 60, result["errors"]
     assert result["p95_ms"] >= result["p50_ms"] > 0
+
+
+def test_a_streamed_body_over_the_limit_is_refused(tmp_path):
+    def body():
+        yield b'{"text": "'
+        for _ in range(100):
+            yield b"x" * 1000
+        yield b'"}'
+
+    with LocalServer(tmp_path / "state", "--max-request-bytes", "10000") as server:
+        # no Content-Length (chunked): the limit is enforced while the body is read
+        res = httpx.post(
+            server.url + "/v1/detect", content=body(), headers={"content-type": "application/json"}
+        )
+        assert res.status_code == 413
+        assert httpx.post(server.url + "/v1/detect", json={"text": "Dr. Keller"}).status_code == 200
