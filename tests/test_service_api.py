@@ -219,6 +219,12 @@ def test_job_upload_poll_download_and_resume(client, settings):
     assert summary["succeeded"] == 3 and "audit" in summary
     assert "<svg" in client.get(f"/v1/jobs/{job['id']}/audit", headers=AUTH).text
     assert client.get(f"/v1/jobs/{job['id']}/nothing", headers=AUTH).status_code == 422
+    imported = client.post(f"/v1/review/import-job/{job['id']}", headers=AUTH)
+    assert imported.status_code == 201 and len(imported.json()["documents"]) == 3
+    first = client.get(f"/v1/review/documents/{imported.json()['documents'][0]['id']}", headers=AUTH).json()
+    assert first["display_id"] == f"{job['id']}/n0" and first["text"] == NOTE
+    assert any(sp["start"] == NOTE.index(PLANTED) for sp in first["spans"])
+    assert client.post(f"/v1/review/import-job/{job['id']}", headers=AUTH).json()["documents"] == []
     # resuming a finished job is exactly-once: nothing is done twice
     assert client.post(f"/v1/jobs/{job['id']}/resume", headers=AUTH).status_code == 202
     assert _wait(client, job["id"])["status"] == "done"

@@ -87,6 +87,40 @@ def review_api() -> APIRouter:
 
         return {"documents": await engine.run(work)}
 
+    @router.post("/import-job/{job_id}", status_code=201, summary="Review a finished job's documents")
+    def import_job(request: Request, job_id: str) -> dict[str, Any]:
+        """Each input record with the spans the job replaced (from its report), under ``<job>/<id>``."""
+        from clinideid.service.api import _jobs_call
+        from clinideid.service.jobs import INPUT_NAME
+
+        jobs = request.app.state.jobs
+        report_path = _jobs_call(jobs.result_file, job_id, "report")
+        reports: dict[str, dict[str, Any]] = {}
+        for line in report_path.read_text("utf-8").splitlines():
+            rep = json.loads(line)
+            reports.setdefault(rep["id"], rep)
+        added = []
+        store = _store(request)
+        for line in (jobs.folder(job_id) / INPUT_NAME).read_text("utf-8").splitlines():
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                doc_id, text = str(record["id"]), record["text"]
+            except (ValueError, KeyError, TypeError):
+                continue  # the job reported this line as failed; nothing to review
+            rep = reports.get(doc_id)
+            if rep is None or not isinstance(text, str):
+                continue
+            spans = [{"start": r["start"], "end": r["end"], "label": r["label"], "source": r["source"],
+                      "explanation": r.get("explanation")} for r in rep.get("replacements", ())]  # fmt: skip
+            try:
+                new_id = store.add_document(f"{job_id}/{doc_id}", text, rep.get("language") or "en", spans)
+            except ValueError:
+                continue  # imported before
+            added.append({"id": new_id, "display_id": f"{job_id}/{doc_id}", "detected": len(spans)})
+        return {"documents": added}
+
     @router.get("/documents", summary="Documents under review, with status")
     def list_documents(request: Request) -> dict[str, Any]:
         return {"documents": _store(request).documents()}

@@ -190,6 +190,15 @@ async function showJobs() {
         frame.srcdoc = html;
       });
       li.appendChild(b);
+      const imp = document.createElement("button");
+      imp.textContent = "review";
+      imp.title = "add this job's documents, with the spans it replaced, to the review list";
+      imp.addEventListener("click", guard(async () => {
+        const res = await (await api(`/v1/review/import-job/${job.id}`, { method: "POST" })).json();
+        await loadDocuments();
+        setStatus(`${res.documents.length} documents imported from job ${job.id}`);
+      }));
+      li.appendChild(imp);
     }
     ul.appendChild(li);
   }
