@@ -37,6 +37,9 @@ WEIGHTS: Mapping[str, float] = {
     "abbreviation": 0.3,
 }
 
+#: flags listed per document in its report (the strongest; counts and risk use them all)
+MAX_FLAGS_LISTED = 500
+
 _WORD = re.compile(r"[^\W\d_](?:[\w'’-]*[^\W\d_])?")
 _EMAIL_URL = re.compile(
     r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|(?:https?://|www\.)\S+|\b[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|de|it|ru|fr|es|uk)\b"
@@ -99,10 +102,6 @@ def _language(language: str | None) -> str:
     return code if code in available_languages() else "en"
 
 
-def _overlaps(start: int, end: int, protected: Sequence[tuple[int, int]]) -> bool:
-    return any(a < end and start < b for a, b in protected)
-
-
 def _word_kind(word: str, language: str, sentence_start: bool) -> str | None:
     """The flag kind of one alphabetic token, or None when it does not look like PHI."""
     people, places, medical, professions, countries = _lists(language)
@@ -130,14 +129,18 @@ def _word_kind(word: str, language: str, sentence_start: bool) -> str | None:
 def scan(text: str, language: str | None, protected: Iterable[tuple[int, int]] = ()) -> list[Flag]:
     """Flags in ``text`` outside the ``protected`` ranges (the surrogates the run inserted), by offset."""
     lang = _language(language)
-    shield = sorted(protected)
+    # one byte per character: 1 where a surrogate or an earlier flag lies (linear in the text, any size)
+    covered = bytearray(len(text))
+    for a, b in protected:
+        a, b = max(0, a), min(len(text), b)
+        if a < b:
+            covered[a:b] = b"\x01" * (b - a)
     flags: list[Flag] = []
-    taken: list[tuple[int, int]] = []
 
     def add(start: int, end: int, kind: str) -> None:
-        if end <= start or _overlaps(start, end, shield) or _overlaps(start, end, taken):
+        if end <= start or covered.find(1, start, end) != -1:
             return
-        taken.append((start, end))
+        covered[start:end] = b"\x01" * (end - start)
         flags.append(Flag(start, end, kind, WEIGHTS[kind]))
 
     for pattern, kind in ((_EMAIL_URL, "email_url"), (_AGE, "age"), (_DATE, "date")):
@@ -185,8 +188,12 @@ def audit_document(
     """
     protected = [(int(r["new_start"]), int(r["new_end"])) for r in replacements]
     flags = scan(text, language, protected)
-    return {
+    ranked = sorted(flags, key=lambda f: (-f.score, f.start))
+    out = {
         "risk": risk_score(flags, len(text)),
         "flags_per_kind": dict(sorted(Counter(f.kind for f in flags).items())),
-        "flags": [f.to_dict() for f in sorted(flags, key=lambda f: (-f.score, f.start))],
+        "flags": [f.to_dict() for f in ranked[:MAX_FLAGS_LISTED]],
     }
+    if len(ranked) > MAX_FLAGS_LISTED:
+        out["flags_not_listed"] = len(ranked) - MAX_FLAGS_LISTED
+    return out
