@@ -18,6 +18,10 @@ EXTRAS = {
     "natasha": "natasha",
     "spacy": "spacy",
     "stanza": "stanza",
+    "fastapi": "service",
+    "uvicorn": "service",
+    "multipart": "service",
+    "python_multipart": "service",
 }
 
 

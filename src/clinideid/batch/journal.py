@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from clinideid.audit.summary import AuditCollector
 from clinideid.batch.paths import REPORT_NAME, STATE_DIR, SUMMARY_NAME
 from clinideid.errors import ConfigError
 
@@ -209,6 +210,7 @@ def build_reports(journal: RunJournal, skipped: int, finished: bool, durable: bo
     errors: list[dict[str, str]] = []
     warnings: list[dict[str, str]] = []
     ignored: list[dict[str, str]] = []
+    audit = AuditCollector()
     report_tmp = tmp_dir / f"{os.getpid()}-report.part"
     with report_tmp.open("w", encoding="utf-8") as report:
         for entry in journal.final_entries():
@@ -225,6 +227,7 @@ def build_reports(journal: RunJournal, skipped: int, finished: bool, durable: bo
                 seconds += entry.get("seconds", 0.0)
                 rep = entry["report"]
                 report.write(json.dumps(rep, ensure_ascii=False) + "\n")
+                audit.add(rep)
                 for r in _all_replacements(rep):
                     per_label[r["label"]] += 1
                     per_source[r["source"]] += 1
@@ -253,6 +256,7 @@ def build_reports(journal: RunJournal, skipped: int, finished: bool, durable: bo
         "errors": errors,
         "warnings": warnings,
         "ignored_inputs": ignored,
+        "audit": audit.summary(),
     }
     data = (json.dumps(summary, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
     write_atomic(journal.out_dir / SUMMARY_NAME, data, tmp_dir, durable)

@@ -19,7 +19,8 @@ from clinideid.errors import ConfigError
 STATE_DIR = ".clinideid"
 REPORT_NAME = "report.jsonl"
 SUMMARY_NAME = "summary.json"
-RESERVED_NAMES = frozenset({STATE_DIR, REPORT_NAME, SUMMARY_NAME})
+AUDIT_HTML_NAME = "audit.html"
+RESERVED_NAMES = frozenset({STATE_DIR, REPORT_NAME, SUMMARY_NAME, AUDIT_HTML_NAME})
 #: longest file-name component written, in UTF-8 bytes (most file systems allow 255)
 MAX_COMPONENT_BYTES = 200
 NAMING = ("id", "hash")

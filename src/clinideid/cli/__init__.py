@@ -28,12 +28,14 @@ def _root(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log progr
 def _register_commands() -> None:
     from clinideid.cli import (  # noqa: F401  (each registers itself)
         adapt,
+        agreement,
         convert,
         deid,
         embeddings,
         evaluate,
         keygen,
         pretrain_lm,
+        serve,
         spark,
         stats,
         synth,

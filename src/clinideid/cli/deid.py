@@ -8,9 +8,10 @@ from pathlib import Path
 
 import typer
 
+from clinideid.audit.html import write_audit_html
 from clinideid.batch.inputs import DEFAULT_MAX_BYTES, count_inputs, is_jsonl, iter_inputs
 from clinideid.batch.journal import settings_fingerprint
-from clinideid.batch.paths import NAMING, check_paths
+from clinideid.batch.paths import AUDIT_HTML_NAME, NAMING, check_paths
 from clinideid.batch.records import FieldPolicy
 from clinideid.batch.runner import (
     BatchOptions,
@@ -330,6 +331,7 @@ def deid(
     else:
         outcome = run_batch(items, deidentifier, output, key, options, settings, get_patient)
     d = outcome.summary
+    write_audit_html(output / AUDIT_HTML_NAME, d["audit"])
     typer.echo(
         f"{d['succeeded']}/{d['documents']} documents de-identified, {d['failed']} failed, "
         f"{d['skipped']} skipped as done, {d['ignored']} inputs ignored; "

@@ -114,6 +114,9 @@ def evaluate_command(
         False, "--allow-missing", help="Score a document missing on one side as empty (with a warning)."
     ),
     json_out: Path | None = typer.Option(None, "--json", help="Also write the full report as JSON here."),
+    audit: bool = typer.Option(
+        False, "--audit", help="Also report how many true leaks the residual-risk audit flags (counts only)."
+    ),
     compare: Path | None = typer.Option(
         None, "--compare", help="A second system's output: test whether the two differ significantly."
     ),
@@ -189,6 +192,14 @@ def evaluate_command(
             ]
         typer.echo("\n" + format_bootstrap(intervals))
         out["bootstrap"] = [b.to_dict() for b in intervals]
+    if audit:
+        from clinideid.audit.gold import audit_against_gold
+
+        out["residual_audit"] = found = audit_against_gold(gold_docs, system_docs)
+        typer.echo(
+            f"\nresidual-risk audit: {found['leaks_flagged']} of {found['true_leaks']} true leaks flagged "
+            f"({found['leaks_flagged_top']} by a top-ranked flag); {found['flags_per_1k_chars']} flags per 1,000 characters"
+        )
     if json_out is not None:
         write_json(out, json_out)
         typer.echo(f"\nJSON report written to {json_out}")

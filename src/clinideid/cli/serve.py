@@ -1,0 +1,78 @@
+"""``clinideid serve``: the REST API and review page (extra ``service``) with uvicorn."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import typer
+
+from clinideid.cli import app, options
+from clinideid.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+
+@app.command(
+    epilog=(
+        "Example: clinideid serve --key-file secret.key --tokens-file tokens.txt --host 0.0.0.0 --port 8080 "
+        "(then open http://HOST:8080/review, API docs at /docs)"
+    )
+)
+def serve(
+    key_file: Path | None = typer.Option(
+        None, "--key-file", help="Secret key for surrogates (never sent out)."
+    ),
+    ephemeral_key: bool = options.EPHEMERAL_KEY,
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
+    port: int = typer.Option(8000, "--port", min=1, max=65535),
+    tokens_file: Path | None = typer.Option(
+        None,
+        "--tokens-file",
+        help="Bearer tokens, one per line (also $CLINIDEID_API_TOKENS). Without any, only loopback clients "
+        "are served.",
+    ),
+    state_dir: Path = typer.Option(
+        Path("clinideid-service"), "--state-dir", help="Jobs, the review database and the job key live here."
+    ),
+    input_root: Path | None = typer.Option(
+        None, "--input-root", help="Folder whose JSONL files jobs may name by path (default: uploads only)."
+    ),
+    language: str = typer.Option("auto", "--language", "-l", help="Default language (or auto)."),
+    max_request_bytes: int = typer.Option(5_000_000, "--max-request-bytes", min=1024),
+    time_limit: float = typer.Option(60.0, "--time-limit", min=0.1, help="Seconds one request may take."),
+    workers: int = typer.Option(2, "--workers", min=1, help="Requests computed at once."),
+) -> None:
+    """Serve the REST API (/v1, Presidio-compatible /analyze and /anonymize) and the review page."""
+    from clinideid.cli.deid import _load_key
+    from clinideid.service.settings import ServiceSettings, load_tokens
+
+    try:
+        import uvicorn
+
+        from clinideid.service import create_app
+    except ModuleNotFoundError as exc:
+        from clinideid.extras import missing_extra
+
+        raise missing_extra(exc, "clinideid serve") or exc from None
+    key = _load_key(key_file, ephemeral_key)
+    if key is None:
+        raise ConfigError("clinideid serve needs --key-file (or --ephemeral-key for a throw-away server)")
+    tokens = load_tokens(tokens_file)
+    from clinideid.service.security import is_loopback
+
+    if not tokens and not is_loopback(host):
+        log.warning("no API tokens configured: only loopback clients will be served")
+    settings = ServiceSettings(
+        key=key,
+        state_dir=state_dir,
+        tokens=tokens,
+        language=language,
+        max_request_bytes=max_request_bytes,
+        time_limit=time_limit,
+        workers=workers,
+        input_root=input_root,
+        key_file=key_file,
+    )
+    # access log lines hold method, path and status only (no bodies, no query values that are text)
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="info", access_log=True)

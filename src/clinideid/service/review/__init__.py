@@ -1,0 +1,1 @@
+"""Review of detected PHI by people: documents, their spans, reviewers' corrections (SQLite)."""
