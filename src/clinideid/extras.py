@@ -11,7 +11,12 @@ from __future__ import annotations
 from clinideid.errors import ModelError
 
 #: top-level module -> the extra that installs it
-EXTRAS = {"torch": "neural", "transformers": "transformers", "gensim": "embeddings"}
+EXTRAS = {
+    "torch": "neural",
+    "transformers": "transformers",
+    "gensim": "embeddings",
+    **dict.fromkeys(("docx", "pypdfium2", "PIL", "striprtf", "odf", "lxml"), "documents"),
+}
 
 
 def missing_extra(exc: ModuleNotFoundError, what: str) -> ModelError | None:
