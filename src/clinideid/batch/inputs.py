@@ -133,6 +133,13 @@ def _skipped_file(name: str, suffix: str, siblings: set[str]) -> str | None:
     return None
 
 
+def _unsupported(rel: str, suffix: str) -> str:
+    if suffix.lower() in JSONL_SUFFIXES:
+        return f"{display_id(rel)}: a JSONL file inside a folder is not read; give it as the input on its own"
+    kind = display_id(suffix.lower() or "no extension")
+    return f"{display_id(rel)}: unsupported file type ({kind}); clinideid reads {', '.join(SUPPORTED_FILES)}"
+
+
 def _not_readable(path: Path, root: Path) -> str | None:
     """Why ``path`` (found in the input folder) must not be read as a document, if it must not."""
     try:
@@ -196,14 +203,7 @@ def iter_text_inputs(
                 if skipped:
                     yield InputItem(rel, ignored=skipped)
                     continue
-                kind = display_id(suffix.lower() or "no extension")
-                yield InputItem(
-                    rel,
-                    ".txt",
-                    error=f"{display_id(rel)}: unsupported file type ({kind}); "
-                    f"clinideid reads {', '.join(SUPPORTED_FILES)}",
-                    source_name=f,
-                )
+                yield InputItem(rel, ".txt", error=_unsupported(rel, suffix), source_name=f)
                 continue
             problem = _not_readable(path, root)
             if problem:

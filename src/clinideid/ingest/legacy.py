@@ -52,14 +52,14 @@ def extract_rtf(path: Path, language: str | None) -> ExtractedDocument:
 
 def extract_odt(path: Path, language: str | None) -> ExtractedDocument:
     from odf import teletype
-    from odf import text as odftext
+    from odf.namespaces import TEXTNS
     from odf.opendocument import load
 
     try:
         document = load(str(path))
     except Exception as exc:  # zip and XML errors of a damaged file
         raise InputError(f"not a readable ODT document ({type(exc).__name__}); not read") from None
-    wanted = {odftext.P().qname, odftext.H().qname}
+    wanted = {(TEXTNS, "p"), (TEXTNS, "h")}
     lines: list[str] = []
 
     def walk(node) -> None:  # paragraphs and headings in document order, tables and lists included
