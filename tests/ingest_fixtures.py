@@ -8,6 +8,7 @@ import random
 from pathlib import Path
 
 import docx
+from docx.opc.constants import RELATIONSHIP_TYPE as RT
 from docx.oxml import parse_xml
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
@@ -110,9 +111,18 @@ TEXTBOX = (
 )
 
 
+EMAIL = "zebediah.quackenbush@example.org"
+HYPERLINK = (
+    '<w:hyperlink xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" '
+    'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" r:id="{rel_id}">'
+    "<w:r><w:t>{email}</w:t></w:r></w:hyperlink>"
+)
+
+
 def rich_docx(path: Path) -> Path:
     """A DOCX with PHI in a paragraph whose name spans two runs (bold first name), a table with a nested
-    table, a header, a footer, a comment (with an author), a text box and document properties."""
+    table, a mailto: hyperlink, a header, a footer, a comment (with an author), a text box and document
+    properties."""
     d = docx.Document()
     props = d.core_properties
     props.author = "Dr. Sarah Thompson"
@@ -129,6 +139,9 @@ def rich_docx(path: Path) -> Path:
     inner = table.cell(1, 1).add_table(rows=1, cols=1)
     inner.cell(0, 0).text = LINES[2]
     d.add_paragraph(LINES[3])
+    mail = d.add_paragraph("Mail: ")
+    rel_id = d.part.relate_to(f"mailto:{EMAIL}", RT.HYPERLINK, is_external=True)
+    mail._p.append(parse_xml(HYPERLINK.format(rel_id=rel_id, email=EMAIL)))
     box = d.add_paragraph("Text box follows.")
     box._p.append(parse_xml(TEXTBOX))
     section = d.sections[0]

@@ -16,6 +16,7 @@ from clinideid.ingest.model import WordBox
 
 #: each burned box grows by this fraction of its height on every side (glyph edges, OCR box slack)
 MARGIN = 0.2
+JPEG_QUALITY = 90
 
 
 def phi_boxes(boxes: Sequence[WordBox], spans: Iterable[tuple[int, int]]) -> dict[int, list[WordBox]]:
@@ -57,12 +58,30 @@ def pixels_only(image: Image.Image) -> Image.Image:
     return Image.frombytes(mode, source.size, source.tobytes())
 
 
-def pdf_of_pages(pages: Sequence[Image.Image], dpi: int) -> bytes:
-    """An image-only PDF of ``pages`` (Pillow's writer; no document information is written)."""
-    clean = [pixels_only(p) for p in pages]
-    buf = io.BytesIO()
-    clean[0].save(buf, format="PDF", save_all=True, append_images=clean[1:], resolution=float(dpi))
-    return buf.getvalue()
+def pdf_of_pages(pages: Iterable[Image.Image], dpi: int) -> bytes:
+    """An image-only PDF of ``pages`` (each a JPEG page, sized by ``dpi``), built page by page so only
+    the compressed pages are held; no document information, text or XMP is written."""
+    import pypdfium2 as pdfium
+
+    pdf = pdfium.PdfDocument.new()
+    try:
+        for image in pages:
+            jpeg = io.BytesIO()
+            pixels_only(image).convert("RGB").save(jpeg, format="JPEG", quality=JPEG_QUALITY)
+            jpeg.seek(0)
+            width, height = image.width * 72 / dpi, image.height * 72 / dpi
+            page = pdf.new_page(width, height)
+            picture = pdfium.PdfImage.new(pdf)
+            picture.load_jpeg(jpeg, inline=True)
+            picture.set_matrix(pdfium.PdfMatrix().scale(width, height))
+            page.insert_obj(picture)
+            page.gen_content()
+            page.close()
+        out = io.BytesIO()
+        pdf.save(out)
+        return out.getvalue()
+    finally:
+        pdf.close()
 
 
 def image_file(frames: Sequence[Image.Image], fmt: str, dpi: int) -> bytes:

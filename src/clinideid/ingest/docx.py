@@ -29,6 +29,8 @@ STORY_TYPES = {
     "application/vnd.ms-word.document.macroEnabled.main+xml",
     "application/vnd.ms-word.template.macroEnabledTemplate.main+xml",
 }
+_HYPERLINK = f"{{{W}}}hyperlink"
+_RID = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
 PART_SEPARATOR = "\n\n"
 #: attributes naming people (comment and tracked-change authors, co-authoring ids), emptied on output
 PERSON_ATTRIBUTES = ("author", "initials", "userId", "providerId")
@@ -125,8 +127,9 @@ def deidentified_docx(source: Path, edits: list[tuple[int, int, str]]) -> bytes:
     document = _open(source)
     stories = _stories(document)
     _, units = _layout(stories)
-    _apply(units, sorted(edits))
+    changed = _apply(units, sorted(edits))
     for story in stories:
+        _unlink_changed(story, changed)
         _clear_people(story.root)
         story.save()
     clear_properties(document)
@@ -135,9 +138,11 @@ def deidentified_docx(source: Path, edits: list[tuple[int, int, str]]) -> bytes:
     return buf.getvalue()
 
 
-def _apply(units: list[tuple[DocxUnit, etree._Element]], edits: list[tuple[int, int, str]]) -> None:
-    """Each edit's replacement goes into the first text element it overlaps; the others lose their part."""
+def _apply(units: list[tuple[DocxUnit, etree._Element]], edits: list[tuple[int, int, str]]) -> set:
+    """Each edit's replacement goes into the first text element it overlaps; the others lose their part.
+    Returns the elements changed."""
     placed: set[int] = set()
+    changed = set()
     for unit, el in units:
         text = el.text or ""
         local = []
@@ -155,6 +160,20 @@ def _apply(units: list[tuple[DocxUnit, etree._Element]], edits: list[tuple[int, 
             text = text[:a] + new + text[b:]
         el.text = text
         el.set(XML_SPACE, "preserve")
+        changed.add(el)
+    return changed
+
+
+def _unlink_changed(story: _Story, changed: set) -> None:
+    """A hyperlink whose text held PHI loses its target (a mailto: address, a URL with a name in it): the
+    link becomes plain text and its relationship is dropped."""
+    for link in story.root.iter(_HYPERLINK):
+        rel_id = link.get(_RID)
+        if rel_id is None or not any(t in changed for t in link.iter(_T)):
+            continue
+        del link.attrib[_RID]
+        if rel_id in story.part.rels:
+            del story.part.rels[rel_id]
 
 
 def _clear_people(root: etree._Element) -> None:

@@ -52,8 +52,8 @@ def _burned(doc: ExtractedDocument, spans: list[tuple[int, int]]) -> bytes:
         from clinideid.ingest.pdf import open_pdf, render_page
 
         with open_pdf(doc.source) as pdf:
-            pages = [burn(render_page(pdf, i, doc.dpi), by_page.get(i, ())) for i in range(len(pdf))]
-        return pdf_of_pages(pages, doc.dpi)
+            pages = (burn(render_page(pdf, i, doc.dpi), by_page.get(i, ())) for i in range(len(pdf)))
+            return pdf_of_pages(pages, doc.dpi)
     from clinideid.ingest.image import image_frames
 
     fmt, frames = image_frames(doc.source)
