@@ -13,7 +13,7 @@ def test_folder_inputs_keep_layout_and_report_bad_files(tmp_path: Path):
     (tmp_path / "broken.pdf").write_bytes(b"%PDF")
     (tmp_path / "data.xyz").write_bytes(b"\x00")
     (tmp_path / ".DS_Store").write_bytes(b"\x00")
-    found = list(iter_inputs(tmp_path))
+    found = [i.loader() if i.loader else i for i in iter_inputs(tmp_path)]  # documents are read on demand
     assert [(i.doc_id, i.ignored) for i in found if i.ignored] == [(".DS_Store", "a hidden or system file")]
     items = {i.doc_id + i.suffix: i for i in found if not i.ignored}
     assert set(items) == {"a/one.txt", "two.txt", "bin.txt", "empty.txt", "broken.pdf.txt", "data.xyz.txt"}

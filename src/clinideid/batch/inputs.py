@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -43,7 +43,9 @@ class InputItem:
 
     ``doc_id`` is the input's own id (a relative path without suffix, a record id, a codec id) in printable
     form; the output is named from it (see ``OutputNamer``) with ``suffix``. Exactly one of ``document``,
-    ``error`` and ``ignored`` is set.
+    ``error``, ``ignored`` and ``loader`` is set; ``loader`` reads the input when the runner needs it (a
+    document to extract or OCR: not done for one an earlier run finished) and gives the item with one of
+    the other three.
     """
 
     doc_id: str
@@ -55,6 +57,7 @@ class InputItem:
     text_field: str | None = None
     source_name: str = ""  # the input file's name, for ``--patient-id filename:REGEX``
     extracted: ExtractedDocument | None = None  # a DOCX, PDF, image...: the source map for its format output
+    loader: Callable[[], InputItem] | None = None
 
 
 def normalise_language(value: object, where: str) -> str | None:
@@ -118,7 +121,22 @@ def _document_item(
         )
     except OSError as exc:
         return InputItem(rel, ".txt", error=f"{shown}: cannot read ({exc.strerror})", source_name=name)
+    except ClinideidError as exc:
+        return InputItem(rel, ".txt", error=f"{shown}: {exc}", source_name=name)
+    except Exception as exc:  # a reader's own exception on a malformed file: its type, never its message
+        return InputItem(
+            rel, ".txt", error=f"{shown}: could not be read ({type(exc).__name__})", source_name=name
+        )
     return InputItem(rel, ".txt", doc, source_name=name, extracted=extracted)
+
+
+def _deferred(
+    path: Path, rel: str, language: str | None, max_bytes: int, options: IngestOptions | None
+) -> InputItem:
+    def load() -> InputItem:
+        return _document_item(path, rel, language, max_bytes, options)
+
+    return InputItem(rel, ".txt", source_name=Path(rel).name, loader=load)
 
 
 def _skipped_file(name: str, suffix: str, siblings: set[str]) -> str | None:
@@ -177,7 +195,7 @@ def iter_text_inputs(
             yield InputItem(root.stem, root.suffix, error=f"{display_id(root.name)}: {problem}")
             return
         if root.suffix.lower() in DOCUMENT_SUFFIXES:
-            yield _document_item(root, root.name, language, max_bytes, ingest)
+            yield _deferred(root, root.name, language, max_bytes, ingest)
             return
         yield _text_item(root, root.name, language, encoding, max_bytes)
         return
@@ -216,7 +234,7 @@ def iter_text_inputs(
                 )
                 continue
             if document:
-                yield _document_item(path, rel, language, max_bytes, ingest)
+                yield _deferred(path, rel, language, max_bytes, ingest)
                 continue
             yield _text_item(path, rel, language, encoding, max_bytes)
     while unreadable:

@@ -233,9 +233,13 @@ def _prepare(item: InputItem, run: _Run) -> _Pending:
     pending = _Pending(item, out_id, relpath, warnings)
     if item.ignored is not None:
         pending.entry = {"id": out_id, "status": "ignored", "reason": _scrub(pending, options, item.ignored)}
-    elif options.resume and journal.is_done(out_id) and (relpath is None or writer.exists(relpath)):
+        return pending
+    if options.resume and journal.is_done(out_id) and (relpath is None or writer.exists(relpath)):
         pending.skip = True
-    elif item.error is not None:
+        return pending
+    if item.loader is not None:  # a document read only now, so a resumed run does not OCR what it skips
+        item = pending.item = item.loader()
+    if item.error is not None:
         pending.entry = _failed(pending, options, item.error)
     else:
         assert item.document is not None

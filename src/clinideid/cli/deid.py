@@ -94,7 +94,7 @@ def _load_key(key_file: Path | None, ephemeral: bool) -> bytes | None:
         "--language, every pack with auto); beside each text output (scan.pdf.txt) the document is written "
         "in its own format: DOCX with replacements in place and its properties cleared, PDF and images with "
         "PHI burned out as image-only files without metadata, .doc/.rtf/.odt as a new DOCX. Needs "
-        "pip install 'clinideid[documents]' and the Debian packages tesseract-ocr tesseract-ocr-LANG antiword. "
+        "pip install 'clinideid\\[documents]' and the Debian packages tesseract-ocr tesseract-ocr-LANG antiword. "
         "Other file types are failed inputs; hidden and system files are ignored. "
         "Exit codes: 0 every document done; 3 some documents failed (see summary.json; "
         "--allow-failures makes it 0); 2 a problem of the whole run (nothing written); "

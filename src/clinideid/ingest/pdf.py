@@ -6,6 +6,7 @@ or a scanned page inside a mixed PDF) is rendered at ``IngestOptions.dpi`` and O
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,6 +18,8 @@ from clinideid.ingest.model import ExtractedDocument, IngestOptions, PageInfo, W
 from clinideid.ingest.ocr import ocr_image, ocr_languages, words_to_text
 
 PAGE_SEPARATOR = "\n\n"
+#: a rendered page holds at most this many pixels (an A0 poster at 300 dpi would need 140 million)
+MAX_RENDER_PIXELS = 100_000_000
 
 
 @contextmanager
@@ -36,9 +39,13 @@ def open_pdf(path: Path) -> Iterator:
 
 
 def render_page(pdf, index: int, dpi: int) -> Image.Image:
+    """Page ``index`` as RGB pixels at ``dpi``, or fewer dots on a page so large that it would exceed
+    ``MAX_RENDER_PIXELS`` (word boxes are fractions of the page, so any resolution lines up)."""
     page = pdf[index]
     try:
-        return page.render(scale=dpi / 72).to_pil().convert("RGB")
+        width, height = page.get_size()
+        scale = min(dpi / 72, math.sqrt(MAX_RENDER_PIXELS / max(1.0, width * height)))
+        return page.render(scale=scale).to_pil().convert("RGB")
     finally:
         page.close()
 
