@@ -64,3 +64,21 @@ def test_text_docx_is_one_paragraph_per_line_and_xml_safe():
     out = docx.Document(io.BytesIO(text_docx("line one\nline\x0ctwo\x00")))
     assert [p.text for p in out.paragraphs] == ["line one", "line two "]
     assert out.core_properties.author == ""
+
+
+def test_a_source_changed_after_reading_is_not_written(tmp_path: Path):
+    import pytest
+
+    from clinideid.errors import InputError
+    from clinideid.ingest.outputs import render_output
+    from clinideid.pipeline import DeidResult
+
+    source = rich_docx(tmp_path / "a.docx")
+    doc = extract(source, "en")
+    unchanged = DeidResult("a", doc.text, "en", [], [])
+    assert render_output(doc, unchanged)[:2] == b"PK"
+    d = docx.Document(str(source))
+    d.paragraphs[0].insert_paragraph_before("A new first line shifts every offset.")
+    d.save(source)
+    with pytest.raises(InputError, match="changed while it was being de-identified"):
+        render_output(doc, unchanged)

@@ -8,6 +8,7 @@ and images, the ``tesseract`` program with its language packs; ``.doc`` needs ``
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from clinideid.errors import InputError
@@ -50,12 +51,19 @@ def extract(
     if kind is None:
         raise InputError(f"unsupported document type ({path.suffix.lower() or 'no extension'})")
     try:
-        return _checked(_read(kind, path, language, options), options)
+        doc = _checked(_read(kind, path, language, options), options)
+        doc.digest = file_digest(path)
+        return doc
     except ModuleNotFoundError as exc:
         error = missing_extra(exc, f"reading {path.suffix.lower()} files")
         if error is None:
             raise
         raise error from None
+
+
+def file_digest(path: Path) -> str:
+    with path.open("rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def _read(kind: str, path: Path, language: str | None, options: IngestOptions) -> ExtractedDocument:

@@ -82,6 +82,7 @@ class ExtractedDocument:
     image_format: str | None = None  # the Pillow format of an image input (its output keeps it)
     dpi: int = DEFAULT_DPI
     warnings: list[str] = field(default_factory=list)
+    digest: str | None = None  # SHA-256 of the source when read: its output is made from the same bytes
 
     def summary(self) -> dict[str, Any]:
         """What goes into the document's report (no text)."""

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from clinideid.batch.journal import write_atomic
 from clinideid.batch.outputs import OutputWriter
+from clinideid.errors import InputError
 from clinideid.ingest.model import ExtractedDocument
 from clinideid.pipeline import DeidResult
 
@@ -33,7 +34,12 @@ def format_output_name(out_id: str, doc: ExtractedDocument) -> str:
 
 
 def render_output(doc: ExtractedDocument, result: DeidResult) -> bytes:
-    """The bytes of the de-identified document."""
+    """The bytes of the de-identified document; ``InputError`` when the source changed since it was read
+    (its text map would no longer fit)."""
+    from clinideid.ingest import file_digest
+
+    if doc.digest is not None and file_digest(doc.source) != doc.digest:
+        raise InputError("the file changed while it was being de-identified; not written: run it again")
     if doc.kind == "docx":
         from clinideid.ingest.docx import deidentified_docx
 
