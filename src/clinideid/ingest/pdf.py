@@ -80,6 +80,9 @@ def _text_layer(pdf, index: int) -> tuple[str, list[tuple[int, int, tuple[float,
     finally:
         textpage.close()
         page.close()
+    keep = [j for j in range(len(chars)) if not (chars[j] == "\r" and chars[j + 1 : j + 2] == ["\n"])]
+    if len(keep) < len(chars):  # PDFium ends lines with CRLF: plain newlines, as in every other text
+        chars, boxes = [chars[j] for j in keep], [boxes[j] for j in keep]
     words = []
     start = None
     for j, box in enumerate([*boxes, None]):
