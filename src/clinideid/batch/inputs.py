@@ -139,10 +139,12 @@ def _deferred(
     return InputItem(rel, ".txt", source_name=Path(rel).name, loader=load)
 
 
-def _skipped_file(name: str, suffix: str, siblings: set[str]) -> str | None:
-    """Why a file that is no document is only listed as ignored (hidden and system files, annotations of
-    a text file beside it); None for a file of an unsupported type, which is a failed input."""
-    if name.startswith(".") or name.lower() in SYSTEM_FILES:
+def _skipped_file(rel: str, suffix: str, siblings: set[str]) -> str | None:
+    """Why a file that is no document is only listed as ignored (hidden and system files, files in hidden
+    folders such as ``.git``, annotations of a text file beside it); None for a file of an unsupported
+    type, which is a failed input."""
+    name = rel.rsplit("/", 1)[-1]
+    if any(part.startswith(".") for part in rel.split("/")) or name.lower() in SYSTEM_FILES:
         return "a hidden or system file"
     if suffix.lower() in COMPANION_SUFFIXES and any(
         name[: -len(suffix)] + t in siblings for t in TEXT_SUFFIXES
@@ -217,7 +219,7 @@ def iter_text_inputs(
             suffix = path.suffix
             document = suffix.lower() in DOCUMENT_SUFFIXES
             if suffix.lower() not in TEXT_SUFFIXES and not document:
-                skipped = _skipped_file(f, suffix, siblings)
+                skipped = _skipped_file(rel, suffix, siblings)
                 if skipped:
                     yield InputItem(rel, ignored=skipped)
                     continue
