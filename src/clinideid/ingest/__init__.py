@@ -51,8 +51,9 @@ def extract(
     if kind is None:
         raise InputError(f"unsupported document type ({path.suffix.lower() or 'no extension'})")
     try:
+        digest = file_digest(path)  # before reading: a change while it is read shows at output time
         doc = _checked(_read(kind, path, language, options), options)
-        doc.digest = file_digest(path)
+        doc.digest = digest
         return doc
     except ModuleNotFoundError as exc:
         error = missing_extra(exc, f"reading {path.suffix.lower()} files")
