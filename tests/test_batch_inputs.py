@@ -10,13 +10,31 @@ def test_folder_inputs_keep_layout_and_report_bad_files(tmp_path: Path):
     (tmp_path / "two.txt").write_bytes("Nota en latin-1: María".encode("latin-1"))
     (tmp_path / "bin.txt").write_bytes(b"\x00\x01\x02binary")
     (tmp_path / "empty.txt").write_text("", encoding="utf-8")
-    (tmp_path / "ignored.pdf").write_bytes(b"%PDF")
-    found = list(iter_inputs(tmp_path))
+    (tmp_path / "broken.pdf").write_bytes(b"%PDF")
+    (tmp_path / "data.xyz").write_bytes(b"\x00")
+    (tmp_path / ".DS_Store").write_bytes(b"\x00")
+    (tmp_path / "two.ann").write_text("T1\tPERSON 0 4\tNota\n", encoding="utf-8")
+    (tmp_path / "lone.ann").write_text("", encoding="utf-8")  # no text beside it: unsupported
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "index").write_bytes(b"\x00")
+    found = [i.loader() if i.loader else i for i in iter_inputs(tmp_path)]  # documents are read on demand
     assert [(i.doc_id, i.ignored) for i in found if i.ignored] == [
-        ("ignored.pdf", "unsupported file type (.pdf)")
+        (".DS_Store", "a hidden or system file"),
+        ("two.ann", "annotations of a text file (read them with --format brat)"),
+        (".git/index", "a hidden or system file"),
     ]
     items = {i.doc_id + i.suffix: i for i in found if not i.ignored}
-    assert set(items) == {"a/one.txt", "two.txt", "bin.txt", "empty.txt"}
+    assert set(items) == {
+        "a/one.txt",
+        "two.txt",
+        "bin.txt",
+        "empty.txt",
+        "broken.pdf.txt",
+        "data.xyz.txt",
+        "lone.ann.txt",
+    }
+    assert items["broken.pdf.txt"].error == "broken.pdf: not a readable PDF; not read"
+    assert items["data.xyz.txt"].error.startswith("data.xyz: unsupported file type (.xyz); clinideid reads")
     assert items["a/one.txt"].document.text == "Paciente Juan.\r\nLínea 2"  # CRLF kept
     assert "not valid utf-8" in items["two.txt"].error
     assert "María" not in items["two.txt"].error

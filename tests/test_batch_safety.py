@@ -269,7 +269,8 @@ def test_bad_file_names_links_fifos_and_other_files_are_counted(tmp_path: Path, 
     assert summary["succeeded"] == 2
     errors = {e["id"]: e["error"] for e in summary["errors"]}
     assert "dangling" in errors["dangling"] and "outside" in errors["escape"] and "FIFO" in errors["pipe"]
-    assert {i["id"] for i in summary["ignored_inputs"]} == {"scan.pdf", "linked_dir"}
+    assert "not a readable PDF" in errors["scan.pdf"]
+    assert {i["id"] for i in summary["ignored_inputs"]} == {"linked_dir"}
     assert (out / "caf%e9.txt").exists()
 
 

@@ -74,7 +74,7 @@ def test_two_workers_write_the_same_bytes_as_one(tmp_path: Path, kind: str):
         src = tmp_path / "notes"
         planted = write_text_notes(src, N_DOCS, NOTE_SIZE)
         (src / "empty.txt").write_text("", encoding="utf-8")  # a warning, in order
-        (src / "image.png").write_bytes(b"\x89PNG")  # ignored, in order
+        (src / "Thumbs.db").write_bytes(b"\x00")  # ignored, in order
     else:
         src = tmp_path / "notes.jsonl"
         planted = write_jsonl_notes(src, N_DOCS, NOTE_SIZE)

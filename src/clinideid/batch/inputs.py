@@ -11,19 +11,28 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from clinideid.batch.paths import display_id, inside
 from clinideid.document import Document
-from clinideid.errors import ClinideidError, ConfigError, FormatError, InputError
+from clinideid.errors import ClinideidError, ConfigError, FormatError, InputError, ModelError
+from clinideid.ingest import DOCUMENT_SUFFIXES
 from clinideid.text.decoding import check_encoding, check_text, decode_text, sniff_bom
 from clinideid.text.language import SUPPORTED
 
+if TYPE_CHECKING:
+    from clinideid.ingest import ExtractedDocument, IngestOptions
+
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
 TEXT_SUFFIXES = (".txt", ".text")
+#: files a folder holds besides documents, listed as ignored (not failed): system files, annotations
+SYSTEM_FILES = frozenset({"thumbs.db", "desktop.ini", "ehthumbs.db"})
+COMPANION_SUFFIXES = (".ann",)  # BRAT annotations beside their .txt (read them with --format brat)
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
+SUPPORTED_FILES = (*TEXT_SUFFIXES, *DOCUMENT_SUFFIXES)
 TEXT_FIELDS = ("text", "note_text", "full_text")
 ID_FIELDS = ("id", "note_id", "doc_id")
 
@@ -34,7 +43,9 @@ class InputItem:
 
     ``doc_id`` is the input's own id (a relative path without suffix, a record id, a codec id) in printable
     form; the output is named from it (see ``OutputNamer``) with ``suffix``. Exactly one of ``document``,
-    ``error`` and ``ignored`` is set.
+    ``error``, ``ignored`` and ``loader`` is set; ``loader`` reads the input when the runner needs it (a
+    document to extract or OCR: not done for one an earlier run finished) and gives the item with one of
+    the other three.
     """
 
     doc_id: str
@@ -45,6 +56,8 @@ class InputItem:
     record: dict | None = None  # the original JSONL record, to write back with de-identified fields
     text_field: str | None = None
     source_name: str = ""  # the input file's name, for ``--patient-id filename:REGEX``
+    extracted: ExtractedDocument | None = None  # a DOCX, PDF, image...: the source map for its format output
+    loader: Callable[[], InputItem] | None = None
 
 
 def normalise_language(value: object, where: str) -> str | None:
@@ -83,6 +96,70 @@ def _text_item(path: Path, rel: str, language: str | None, encoding: str, max_by
         return InputItem(doc_id, suffix, error=f"{shown}: cannot read ({exc.strerror})", source_name=name)
 
 
+def _document_item(
+    path: Path, rel: str, language: str | None, max_bytes: int, options: IngestOptions | None
+) -> InputItem:
+    """A DOCX, PDF, image...: its extracted text is the document; the id keeps the suffix (``scan.pdf``),
+    the text output is ``scan.pdf.txt`` and the format output ``scan.pdf``."""
+    from clinideid.ingest import extract
+
+    name = Path(rel).name
+    shown = display_id(rel)
+    try:
+        if path.stat().st_size > max_bytes:
+            raise InputError(f"over the limit of {max_bytes} bytes; raise --max-bytes to process it")
+        extracted = extract(path, language, options)
+        check_text(extracted.text, shown)
+        doc = Document(shown, extracted.text, language, {"extraction": extracted.method})
+    except (InputError, ModelError) as exc:
+        message = str(exc)
+        return InputItem(
+            rel,
+            ".txt",
+            error=message if message.startswith(shown) else f"{shown}: {message}",
+            source_name=name,
+        )
+    except OSError as exc:
+        return InputItem(rel, ".txt", error=f"{shown}: cannot read ({exc.strerror})", source_name=name)
+    except ClinideidError as exc:
+        return InputItem(rel, ".txt", error=f"{shown}: {exc}", source_name=name)
+    except Exception as exc:  # a reader's own exception on a malformed file: its type, never its message
+        return InputItem(
+            rel, ".txt", error=f"{shown}: could not be read ({type(exc).__name__})", source_name=name
+        )
+    return InputItem(rel, ".txt", doc, source_name=name, extracted=extracted)
+
+
+def _deferred(
+    path: Path, rel: str, language: str | None, max_bytes: int, options: IngestOptions | None
+) -> InputItem:
+    def load() -> InputItem:
+        return _document_item(path, rel, language, max_bytes, options)
+
+    return InputItem(rel, ".txt", source_name=Path(rel).name, loader=load)
+
+
+def _skipped_file(rel: str, suffix: str, siblings: set[str]) -> str | None:
+    """Why a file that is no document is only listed as ignored (hidden and system files, files in hidden
+    folders such as ``.git``, annotations of a text file beside it); None for a file of an unsupported
+    type, which is a failed input."""
+    name = rel.rsplit("/", 1)[-1]
+    if any(part.startswith(".") for part in rel.split("/")) or name.lower() in SYSTEM_FILES:
+        return "a hidden or system file"
+    if suffix.lower() in COMPANION_SUFFIXES and any(
+        name[: -len(suffix)] + t in siblings for t in TEXT_SUFFIXES
+    ):
+        return "annotations of a text file (read them with --format brat)"
+    return None
+
+
+def _unsupported(rel: str, suffix: str) -> str:
+    if suffix.lower() in JSONL_SUFFIXES:
+        return f"{display_id(rel)}: a JSONL file inside a folder is not read; give it as the input on its own"
+    kind = display_id(suffix.lower() or "no extension")
+    return f"{display_id(rel)}: unsupported file type ({kind}); clinideid reads {', '.join(SUPPORTED_FILES)}"
+
+
 def _not_readable(path: Path, root: Path) -> str | None:
     """Why ``path`` (found in the input folder) must not be read as a document, if it must not."""
     try:
@@ -101,17 +178,26 @@ def _not_readable(path: Path, root: Path) -> str | None:
 
 
 def iter_text_inputs(
-    root: Path, language: str | None, encoding: str = "utf-8", max_bytes: int = DEFAULT_MAX_BYTES
+    root: Path,
+    language: str | None,
+    encoding: str = "utf-8",
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    ingest: IngestOptions | None = None,
 ) -> Iterator[InputItem]:
-    """A single text file, or every ``*.txt``/``*.text`` below a folder (sorted, relative paths kept).
+    """A single file, or every text file (``*.txt``/``*.text``) and document (DOCX, PDF, image...: see
+    ``clinideid.ingest``) below a folder (sorted, relative paths kept).
 
-    Unreadable folders, dangling links, links leaving the folder, FIFOs and devices are errors; other
-    files and links to folders are listed as ignored.
+    Unreadable folders, dangling links, links leaving the folder, FIFOs, devices and files of other types
+    are errors; hidden and system files, BRAT annotations beside their text and links to folders are
+    listed as ignored.
     """
     if not root.is_dir():
         problem = _not_readable(root, root.parent)
         if problem and "outside" not in problem:
             yield InputItem(root.stem, root.suffix, error=f"{display_id(root.name)}: {problem}")
+            return
+        if root.suffix.lower() in DOCUMENT_SUFFIXES:
+            yield _deferred(root, root.name, language, max_bytes, ingest)
             return
         yield _text_item(root, root.name, language, encoding, max_bytes)
         return
@@ -126,19 +212,31 @@ def iter_text_inputs(
                 dirnames.remove(d)
                 rel = (base / d).relative_to(root).as_posix()
                 yield InputItem(rel, ignored="a symbolic link to a folder: not followed")
+        siblings = set(filenames)
         for f in sorted(filenames):
             path = base / f
             rel = path.relative_to(root).as_posix()
             suffix = path.suffix
-            if suffix.lower() not in TEXT_SUFFIXES:
-                kind = suffix.lower() or "no extension"
-                yield InputItem(rel, ignored=f"unsupported file type ({display_id(kind)})")
+            document = suffix.lower() in DOCUMENT_SUFFIXES
+            if suffix.lower() not in TEXT_SUFFIXES and not document:
+                skipped = _skipped_file(rel, suffix, siblings)
+                if skipped:
+                    yield InputItem(rel, ignored=skipped)
+                    continue
+                yield InputItem(rel, ".txt", error=_unsupported(rel, suffix), source_name=f)
                 continue
             problem = _not_readable(path, root)
             if problem:
+                own_id = rel if document else rel[: -len(suffix)]
                 yield InputItem(
-                    rel[: -len(suffix)], suffix, error=f"{display_id(rel)}: {problem}", source_name=f
+                    own_id,
+                    ".txt" if document else suffix,
+                    error=f"{display_id(rel)}: {problem}",
+                    source_name=f,
                 )
+                continue
+            if document:
+                yield _deferred(path, rel, language, max_bytes, ingest)
                 continue
             yield _text_item(path, rel, language, encoding, max_bytes)
     while unreadable:
@@ -313,8 +411,10 @@ def iter_inputs(
     language: str | None = None,
     encoding: str = "utf-8",
     max_bytes: int = DEFAULT_MAX_BYTES,
+    ingest: IngestOptions | None = None,
 ) -> Iterator[InputItem]:
-    """Dispatch on ``fmt`` (``text``, ``jsonl`` or any codec name) or, when None, on the path."""
+    """Dispatch on ``fmt`` (``text``, ``jsonl`` or any codec name) or, when None, on the path; ``ingest``
+    says how documents (DOCX, PDF, images...) are read."""
     if not path.exists():
         raise InputError(f"input path {path} does not exist")
     if max_bytes < 1:
@@ -323,7 +423,7 @@ def iter_inputs(
     if fmt is None:
         fmt = "jsonl" if is_jsonl(path) else "text"
     if fmt == "text":
-        yield from iter_text_inputs(path, language, encoding, max_bytes)
+        yield from iter_text_inputs(path, language, encoding, max_bytes, ingest)
     elif fmt == "jsonl" and path.is_file():
         yield from iter_jsonl_inputs(path, language, max_bytes, encoding)
     else:

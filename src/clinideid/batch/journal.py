@@ -83,6 +83,7 @@ class RunJournal:
         self.durable = durable
         self.last_status: dict[str, str] = {}
         self.outputs: dict[str, str] = {}  # id -> output path (relative) of its last done entry
+        self.format_outputs: dict[str, str] = {}  # id -> its DOCX/PDF/image output, for document inputs
         self.jsonl_end = 0
         self.settings: str | None = None
         self.runs = 0
@@ -123,6 +124,8 @@ class RunJournal:
         if entry["status"] == "done":
             if entry.get("output"):
                 self.outputs[doc_id] = entry["output"]
+                if entry.get("format_output"):
+                    self.format_outputs[doc_id] = entry["format_output"]
             if entry.get("jsonl_end") is not None:
                 self.jsonl_end = entry["jsonl_end"]
 

@@ -147,7 +147,7 @@ def _check_output_folder(out_dir: Path, options: BatchOptions) -> None:
 
 def _clear_previous_run(journal: RunJournal, writer: OutputWriter) -> None:
     """Remove what an earlier run wrote (its outputs, reports and state), nothing else."""
-    for rel in journal.outputs.values():
+    for rel in [*journal.outputs.values(), *journal.format_outputs.values()]:
         for path in (writer.out_dir / rel, (writer.out_dir / rel).with_suffix(".ann")):
             if path.is_file() and not path.is_symlink():
                 writer.target(rel)  # refuses paths outside the folder
@@ -234,13 +234,19 @@ def _prepare(item: InputItem, run: _Run) -> _Pending:
     pending = _Pending(item, out_id, relpath, warnings)
     if item.ignored is not None:
         pending.entry = {"id": out_id, "status": "ignored", "reason": _scrub(pending, options, item.ignored)}
-    elif options.resume and journal.is_done(out_id) and (relpath is None or writer.exists(relpath)):
+        return pending
+    if options.resume and journal.is_done(out_id) and (relpath is None or writer.exists(relpath)):
         pending.skip = True
-    elif item.error is not None:
+        return pending
+    if item.loader is not None:  # a document read only now, so a resumed run does not OCR what it skips
+        item = pending.item = item.loader()
+    if item.error is not None:
         pending.entry = _failed(pending, options, item.error)
     else:
         assert item.document is not None
         doc = item.document
+        if item.extracted is not None:
+            warnings.extend(item.extracted.warnings)
         if not doc.text.strip():
             warnings.append("empty document: written unchanged")
         try:
@@ -313,6 +319,11 @@ def _finish(pending: _Pending, run: _Run, outcome: Outcome | None) -> None:
             entry["jsonl_end"] = writer.write_record(record)
         else:
             assert relpath is not None
+            if item.extracted is not None:  # the document in its own format first: the text marks it done
+                from clinideid.ingest.outputs import write_format_output
+
+                entry["format_output"] = write_format_output(writer, item.extracted, result, out_id)
+                report["extraction"] = item.extracted.summary()
             writer.write_text(result, relpath)
         chars = len(item.document.text) if item.document is not None else 0
         entry.update(report=report, chars=chars, seconds=round(outcome.seconds, 4), warnings=pending.warnings)

@@ -30,6 +30,7 @@ from clinideid.cli.deid_tables import (
 from clinideid.cli.outcome import finish
 from clinideid.config import load_config
 from clinideid.errors import ConfigError, InputError
+from clinideid.ingest import IngestOptions
 from clinideid.pipeline import MultilingualDeidentifier
 from clinideid.text.decoding import check_encoding
 from clinideid.text.language import SUPPORTED
@@ -87,7 +88,15 @@ def _load_key(key_file: Path | None, ephemeral: bool) -> bytes | None:
         "clinideid deid --from-sql sqlite:///notes.db --query 'SELECT id, note FROM notes' --id-column id "
         "--text-column note --to-sql sqlite:///safe.db --table notes_deid --key-file secret.key | "
         "cat notes.jsonl | clinideid deid - -l en --ephemeral-key > safe.jsonl | "
-        "clinideid deid big.jsonl -o safe/ --key-file secret.key --workers 4. "
+        "clinideid deid big.jsonl -o safe/ --key-file secret.key --workers 4 | "
+        "clinideid deid scans/ -o safe/ -l de --key-file secret.key (DOCX, PDF, images: see Documents). "
+        "Documents: .docx .doc .rtf .odt .pdf .png .jpg .tif in a folder or alone are read to text (scanned "
+        "PDF pages and images by Tesseract OCR, language packs eng deu ita rus spa fra from the document's "
+        "--language, every pack with auto); beside each text output (scan.pdf.txt) the document is written "
+        "in its own format: DOCX with replacements in place and its properties cleared, PDF and images with "
+        "PHI burned out as image-only files without metadata, .doc/.rtf/.odt as a new DOCX. Needs "
+        "pip install 'clinideid\\[documents]' and the Debian packages tesseract-ocr tesseract-ocr-LANG antiword. "
+        "Other file types are failed inputs; hidden and system files are ignored. "
         "Exit codes: 0 every document done; 3 some documents failed (see summary.json; "
         "--allow-failures makes it 0); 2 a problem of the whole run (nothing written); "
         "130 stopped by SIGINT/SIGTERM (finish with --resume)."
@@ -96,7 +105,8 @@ def _load_key(key_file: Path | None, ephemeral: bool) -> bytes | None:
 def deid(
     source: Path | None = typer.Argument(
         None,
-        help="A text file, a folder of .txt files, a .jsonl file, a corpus, a .csv/.parquet table, or '-' "
+        help="A text file, a folder of .txt files and documents (.docx .doc .rtf .odt .pdf .png .jpg .tif), a "
+        "document, a .jsonl file, a corpus, a .csv/.parquet table, or '-' "
         "(JSONL records on stdin, de-identified records on stdout).",
     ),
     output: Path | None = typer.Option(
@@ -177,6 +187,17 @@ def deid(
         "Outputs are the same whatever the number.",
     ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+    ocr_min_confidence: float = typer.Option(
+        60.0,
+        "--ocr-min-confidence",
+        help="Documents: an OCR'd page whose mean word confidence (0-100) is below this gets a warning in "
+        "the report and summary.",
+    ),
+    ocr_languages: str | None = typer.Option(
+        None,
+        "--ocr-languages",
+        help="Documents: Tesseract language packs, e.g. deu+eng (default: from --language; all with auto).",
+    ),
     from_sql: str | None = typer.Option(
         None, "--from-sql", help="Tables: read rows from this database URL (SQLAlchemy), with --query."
     ),
@@ -318,7 +339,8 @@ def deid(
         },
         key,
     )
-    items = iter_inputs(source, fmt, None if language == "auto" else language, encoding, max_bytes)
+    ingest = IngestOptions(min_confidence=ocr_min_confidence, ocr_languages=ocr_languages)
+    items = iter_inputs(source, fmt, None if language == "auto" else language, encoding, max_bytes, ingest)
     total = count_inputs(source, fmt)
     if progress and (total is None or total > 1):
         from rich.progress import Progress
