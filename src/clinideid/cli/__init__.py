@@ -34,6 +34,7 @@ def _register_commands() -> None:
         evaluate,
         keygen,
         pretrain_lm,
+        privacy,
         spark,
         stats,
         synth,
