@@ -47,6 +47,11 @@ def write_json_atomic(data: Any, out: Path) -> None:
     )
 
 
+def write_text_atomic(text: str, out: Path) -> None:
+    """A text file written atomically (overwriting is allowed: reports are regenerated)."""
+    _atomic_path(out, lambda tmp: tmp.write_text(text, encoding="utf-8"), overwrite=True)
+
+
 def write_dir_atomic(out: Path, write: Callable[[Path], None]) -> None:
     """A new folder filled by ``write(tmp_folder)``, moved into place when complete."""
 

@@ -91,7 +91,7 @@ class Pseudonymizer:
     ``scope``: ``document`` (surrogates consistent within a note), ``patient`` (within the notes of one
     ``metadata[patient_field]``) or ``corpus``. ``label_scheme``: a mapping name or file used to pick
     the surrogate generator of non-canonical labels. ``operator``: any operator name (``surrogate`` by
-    default; ``date_shift`` for dates is chosen automatically when ``shift_dates`` is true).
+    default) or an ``Operator`` instance.
     """
 
     def __init__(
@@ -102,7 +102,7 @@ class Pseudonymizer:
         label_scheme: str | None = None,
         language: str | None = None,
         patient_field: str = "patient_id",
-        operator: str = "surrogate",
+        operator: str | Operator = "surrogate",
     ) -> None:
         if scope not in SCOPES:
             raise ConfigError(f"scope must be one of {', '.join(SCOPES)}, got {scope!r}")
@@ -111,7 +111,7 @@ class Pseudonymizer:
         self.language = language
         self.patient_field = patient_field
         self.mapping: LabelMapping | None = load_mapping(label_scheme) if label_scheme else None
-        self.operator: Operator = build_operator(operator)
+        self.operator: Operator = build_operator(operator) if isinstance(operator, str) else operator
 
     def _canonical(self, label: str) -> str:
         if self.mapping is None:
