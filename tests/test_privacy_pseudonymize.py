@@ -64,9 +64,7 @@ def test_deterministic_with_a_key_and_different_with_another(notes: list[Documen
 
 def test_patient_scope_keeps_a_name_consistent_across_documents() -> None:
     text = "Patient John Smith seen today."
-    docs = [
-        Document(f"d{i}", text, "en", {"patient_id": "p1"}, (Span(8, 18, "PATIENT"),)) for i in range(2)
-    ]
+    docs = [Document(f"d{i}", text, "en", {"patient_id": "p1"}, (Span(8, 18, "PATIENT"),)) for i in range(2)]
     doc_scope = [Pseudonymizer(KEY).document(d)[0].text for d in docs]
     patient_scope = [Pseudonymizer(KEY, scope="patient").document(d)[0].text for d in docs]
     assert patient_scope[0] == patient_scope[1]
@@ -90,7 +88,9 @@ def test_offsets_survive_every_codec(codec: str, notes: list[Document], tmp_path
 
 
 def test_discontinuous_span_and_verification_catches_a_wrong_text() -> None:
-    doc = Document("d", "Dr. Anna and Dr. Berg met.", "en", {}, (Span(4, 21, "DOCTOR", fragments=((4, 8), (17, 21))),))
+    doc = Document(
+        "d", "Dr. Anna and Dr. Berg met.", "en", {}, (Span(4, 21, "DOCTOR", fragments=((4, 8), (17, 21))),)
+    )
     new, reps = Pseudonymizer(KEY).document(doc)
     assert new.text.endswith(" and Dr.  met.")
     assert new.span_text(new.spans[0]) not in ("Anna", "")

@@ -186,6 +186,7 @@ def privacy_audit(
     max_lookup: float = typer.Option(
         0.1, "--max-lookup-top1", help="Pass threshold for the lookup top-1 rate."
     ),
+    max_lookup10: float = typer.Option(0.3, "--max-lookup-top10", help="Pass threshold for the top-10 rate."),
     seed: int = typer.Option(1, "--seed", help="Random seed of the attacks."),
 ) -> None:
     """Attack released data and state PASS or FAIL: a retrained adversary and a known-plaintext lookup on
@@ -201,7 +202,7 @@ def privacy_audit(
         raise ConfigError("give exactly one of --model (representations) or --pseudonymized (a corpus)")
     results: list[audit.AttackResult] = []
     settings: dict[str, object] = {"seed": seed, "max_adversary_accuracy": max_adversary,
-                                   "max_lookup_top1": max_lookup}  # fmt: skip
+                                   "max_lookup_top1": max_lookup, "max_lookup_top10": max_lookup10}  # fmt: skip
     if model_dir is not None:
         from clinideid.privacy.representation import load_model
 
@@ -215,7 +216,8 @@ def privacy_audit(
         results.append(
             audit.adversary_attack(seqs, represent, model.vectors, threshold=max_adversary, seed=seed)
         )
-        results.extend(audit.lookup_attack(seqs, represent, threshold=max_lookup, seed=seed))
+        results.extend(audit.lookup_attack(seqs, represent, threshold=max_lookup, top10_threshold=max_lookup10,
+                                           seed=seed))  # fmt: skip
         settings["model"] = {
             "size": model.config.size,
             "method": model.config.method,

@@ -185,6 +185,7 @@ def lookup_attack(
     represent: Represent,
     *,
     threshold: float = 0.1,
+    top10_threshold: float = 0.3,
     known_fraction: float = 0.5,
     max_targets: int = 2000,
     phi_only: bool = True,
@@ -229,7 +230,7 @@ def lookup_attack(
         AttackResult.make("lookup", "top-1 hit rate", hit1, len(targets), 1 / n_words, threshold,
                           known_words=n_words, targets=what),
         AttackResult.make("lookup", "top-10 hit rate", hit10, len(targets), min(1.0, 10 / n_words),
-                          max(threshold, min(1.0, 10 * threshold)), known_words=n_words, targets=what),
+                          top10_threshold, known_words=n_words, targets=what),
     )  # fmt: skip
 
 
