@@ -11,7 +11,7 @@ from __future__ import annotations
 from clinideid.errors import ModelError
 
 #: top-level module -> the extra that installs it
-EXTRAS = {"torch": "neural", "transformers": "transformers", "gensim": "embeddings"}
+EXTRAS = {"torch": "neural", "transformers": "transformers", "gensim": "embeddings", "safetensors": "privacy"}
 
 
 def missing_extra(exc: ModuleNotFoundError, what: str) -> ModelError | None:
