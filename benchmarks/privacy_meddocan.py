@@ -222,12 +222,12 @@ def run(args: argparse.Namespace) -> None:
     for seed in (2, 3):
         b.raw(seed)
         b.neighbours(100, seed)
-    for seed in (2,):
-        b.private(100, "feutry", seed)
-        b.private(100, "dann", seed)
     for docs in (25, 50, 100):
         b.raw(1, docs)
         b.neighbours(100, 1, docs)
+    for seed in (2,):
+        b.private(100, "feutry", seed)
+        b.private(100, "dann", seed)
 
 
 def _fmt(values: list[float]) -> str:

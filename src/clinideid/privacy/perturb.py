@@ -117,7 +117,10 @@ class NeighbourOperator(Operator):
             pieces.append(text[cursor : tok.start])
             if tok.start == replaced_end:
                 pieces.append(" ")  # two glued tokens ("12B") would otherwise merge into one new word
-            pieces.append(_cased_like(rng.choice(self.table.neighbours(normalize_word(tok.text))), tok.text))
+            word = rng.choice(self.table.neighbours(normalize_word(tok.text)))
+            # vector keys write every digit as 0: draw real digits, or "0000" would betray the substitution
+            word = "".join(rng.digit() if c == "0" else c for c in word)
+            pieces.append(_cased_like(word, tok.text))
             cursor = replaced_end = tok.end
         pieces.append(text[cursor:])
         out = "".join(pieces)
