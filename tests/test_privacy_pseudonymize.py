@@ -134,3 +134,12 @@ def test_cli_brat_to_jsonl(notes: list[Document], tmp_path: Path) -> None:
     assert json.loads(rep.read_text())["documents"] == len(notes)
     again = CliRunner().invoke(app, args)
     assert again.exit_code != 0  # never overwrites an existing output
+
+
+@pytest.mark.parametrize(
+    "command", ["pseudonymize-corpus", "privacy-train", "privacy-release", "privacy-audit"]
+)
+def test_help_shows_an_example(command: str) -> None:
+    _register_commands()
+    result = CliRunner().invoke(app, [command, "--help"])
+    assert result.exit_code == 0 and f"clinideid {command}" in result.output
