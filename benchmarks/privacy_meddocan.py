@@ -246,7 +246,7 @@ def markdown(path: Path) -> str:
             names.append(r["row"])
     lines = ["| training data | dev binary HIPAA token F1 | probe on release | adversary acc. | lookup top-1 / top-10 | discriminator acc. |",
              "|---|---:|---:|---:|---:|---:|"]  # fmt: skip
-    for name in names:
+    for name in [n for n in names if "@" not in n]:
         rs = [r for r in rows if r["row"] == name]
 
         def col(key: str, rs: list = rs) -> list[float]:
@@ -258,6 +258,15 @@ def markdown(path: Path) -> str:
         look = f"{_fmt(col('lookup_top1'))} / {_fmt(col('lookup_top10'))}" if col("lookup_top1") else "–"
         disc = _fmt(col("discriminator_accuracy"))
         lines.append(f"| {name} | {f1} | {probe} | {adv} | {look} | {disc} |")
+    curve = sorted({r["train_docs"] for r in rows if "@" in r["row"]})
+    if curve:
+        full = {r["row"]: r["dev"]["f1"] for r in rows if r["seed"] == 1}
+        lines += ["", "| training documents | raw | neighbours N=100 |", "|---:|---:|---:|"]
+        for n in [*curve, None]:
+            raw = full.get("raw" if n is None else f"raw@{n}")
+            nb = full.get("neighbours N=100" if n is None else f"neighbours N=100@{n}")
+            cells = [f"{100 * v:.1f}" if v is not None else "–" for v in (raw, nb)]
+            lines.append(f"| {n or rows[0].get('train_docs', 'all')} | {cells[0]} | {cells[1]} |")
     return "\n".join(lines)
 
 
