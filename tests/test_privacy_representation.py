@@ -134,3 +134,15 @@ def test_model_folder_round_trip_and_release(tmp_path: Path) -> None:
     assert not any(f'"{w}"' in labels_text for w in vectors.words)  # no words leave
     with pytest.raises(InputError):
         read_release(tmp_path / "model")
+
+
+def test_noise_floor_holds_through_training() -> None:
+    seqs, vectors = toy_sequences(60)
+    cfg = PrivateConfig(size=8, hidden=8, adversary_hidden=8, method="none", epochs_deid=2, init_sigma=0.1,
+                        min_sigma=0.7, lr=0.05)  # fmt: skip
+    model = train_private(seqs, vectors, cfg)
+    assert model.encoder.sigma == pytest.approx(0.7) or model.encoder.sigma > 0.7
+    spread = model.represent(seqs[0].words) - model.represent(seqs[0].words)
+    assert float(np.std(spread)) > 0.7  # two draws differ by about sqrt(2) sigma
+    with pytest.raises(ConfigError):
+        new_model(vectors, PrivateConfig(min_sigma=-1.0))

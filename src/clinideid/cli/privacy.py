@@ -107,6 +107,7 @@ def privacy_train(
         "feutry", "--method", help="feutry (three phases), dann (gradient reversal), none."
     ),
     lam: float = typer.Option(1.0, "--lambda", help="Weight of the adversarial term."),
+    min_sigma: float = typer.Option(0.0, "--min-sigma", help="Floor on the trained noise (0: none)."),
     epochs_deid: int = typer.Option(2, "--epochs-deid", help="Phase 1 epochs (tagging loss only)."),
     epochs_adv: int = typer.Option(1, "--epochs-adversary", help="Phase 2 epochs (adversaries only)."),
     epochs_joint: int = typer.Option(2, "--epochs-joint", help="Phase 3 (or DANN) epochs."),
@@ -120,9 +121,10 @@ def privacy_train(
     from clinideid.privacy.representation import PrivateConfig, save_model, train_private
 
     torch.set_num_threads(threads)
-    config = PrivateConfig(size=size, kind=kind, method=method, lam=lam, epochs_deid=epochs_deid,
-                           epochs_adv=epochs_adv, epochs_joint=epochs_joint, seed=seed,
-                           label_scheme=label_scheme)  # fmt: skip
+    config = PrivateConfig(
+        size=size, kind=kind, method=method, lam=lam, min_sigma=min_sigma, epochs_deid=epochs_deid,
+        epochs_adv=epochs_adv, epochs_joint=epochs_joint, seed=seed, label_scheme=label_scheme,
+    )  # fmt: skip
     config.check()
     if out.exists():
         raise ConfigError(f"output {out} already exists; choose a new folder")

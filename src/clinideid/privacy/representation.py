@@ -51,7 +51,9 @@ L_RANDOM = math.log(2.0)
 class RepresentationModel(nn.Module):
     """Token embeddings → representation (feed-forward or BiLSTM) + trainable Gaussian noise."""
 
-    def __init__(self, input_dim: int, size: int, kind: str = "ff", init_sigma: float = 0.1) -> None:
+    def __init__(
+        self, input_dim: int, size: int, kind: str = "ff", init_sigma: float = 0.1, min_sigma: float = 0.0
+    ) -> None:
         super().__init__()
         if kind not in KINDS:
             raise ConfigError(f"representation kind must be one of {', '.join(KINDS)}, got {kind!r}")
@@ -64,11 +66,16 @@ class RepresentationModel(nn.Module):
             self.encoder: nn.Module = nn.Sequential(nn.Linear(input_dim, size), nn.Tanh())
         else:
             self.encoder = nn.LSTM(input_dim, size // 2, batch_first=True, bidirectional=True)
-        self.log_sigma = nn.Parameter(torch.tensor(math.log(init_sigma)))
+        self.log_sigma = nn.Parameter(torch.tensor(math.log(max(init_sigma, min_sigma))))
+        # a floor on the noise: the tagging loss alone would shrink it towards zero
+        self.min_log_sigma = math.log(min_sigma) if min_sigma > 0 else -math.inf
+
+    def _log_sigma(self) -> torch.Tensor:
+        return self.log_sigma.clamp(min=self.min_log_sigma)
 
     @property
     def sigma(self) -> float:
-        return float(self.log_sigma.detach().exp())
+        return float(self._log_sigma().detach().exp())
 
     def forward(
         self, x: torch.Tensor, noise: bool = True, generator: torch.Generator | None = None
@@ -76,7 +83,7 @@ class RepresentationModel(nn.Module):
         h = self.encoder(x) if self.kind == "ff" else torch.tanh(self.encoder(x)[0])
         if noise:
             eps = torch.randn(h.shape, generator=generator)
-            h = h + self.log_sigma.exp() * eps
+            h = h + self._log_sigma().exp() * eps
         return h
 
 
@@ -148,6 +155,7 @@ class PrivateConfig:
     kind: str = "ff"
     method: str = "feutry"
     init_sigma: float = 0.1
+    min_sigma: float = 0.0  # floor on the trained noise (0: none)
     hidden: int = 64
     adversary_hidden: int = 32
     lam: float = 1.0
@@ -166,6 +174,8 @@ class PrivateConfig:
             raise ConfigError(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
         if self.lam < 0:
             raise ConfigError("lambda must be zero or more")
+        if self.min_sigma < 0 or self.init_sigma <= 0:
+            raise ConfigError("init_sigma must be positive and min_sigma zero or more")
 
 
 @dataclass
@@ -244,7 +254,7 @@ def _encode3(model: PrivateModel, b: _Batch) -> tuple[torch.Tensor, torch.Tensor
 def new_model(vectors: WordVectors, config: PrivateConfig) -> PrivateModel:
     config.check()
     torch.manual_seed(config.seed)
-    enc = RepresentationModel(vectors.dim, config.size, config.kind, config.init_sigma)
+    enc = RepresentationModel(vectors.dim, config.size, config.kind, config.init_sigma, config.min_sigma)
     return PrivateModel(
         config,
         vectors,
