@@ -22,6 +22,7 @@ EXTRAS = {
     "uvicorn": "service",
     "multipart": "service",
     "python_multipart": "service",
+    "safetensors": "privacy",
     **dict.fromkeys(("docx", "pypdfium2", "PIL", "striprtf", "odf", "lxml"), "documents"),
 }
 

@@ -35,6 +35,7 @@ def _register_commands() -> None:
         evaluate,
         keygen,
         pretrain_lm,
+        privacy,
         serve,
         spark,
         stats,
