@@ -192,3 +192,20 @@ def test_possessive_is_not_part_of_a_name(detector):
 )
 def test_clinical_terms_yield_no_span(detector, text):
     assert found(detector, text) == []
+
+
+@pytest.mark.parametrize(
+    ("line", "name"),
+    [
+        ("Patient: Zebediah Quackenbush MRN: 12345678", "Zebediah Quackenbush"),
+        ("Name: Zebediah Quackenbush DOB: 01/02/1960", "Zebediah Quackenbush"),
+        ("Patient: Mary Ann Quackenbush Age: 54", "Mary Ann Quackenbush"),
+        ("Patient: Zebediah Quackenbush Admission Date: 01/02/2020", "Zebediah Quackenbush"),
+        ("Patient: Zebediah Quackenbush  Referring Physician: Dr Alan Wexford", "Zebediah Quackenbush"),
+    ],
+)
+def test_a_field_value_ends_before_the_next_key_on_its_line(line, name):
+    """One space before "MRN:" ends the name, not its last word (the key is "MRN", not "Quackenbush MRN")."""
+    doc = Document("line", line, language="en")
+    found = [(s.label, s.text) for s in RuleDetector(language="en").detect_one(doc)]
+    assert ("PATIENT", name) in found
