@@ -193,3 +193,40 @@ def pdf_text_layer(path: Path) -> str:
 
     pdf = pdfium.PdfDocument(str(path))
     return "".join(pdf[i].get_textpage().get_text_range() for i in range(len(pdf)))
+
+
+def word97_doc(path: Path, lines: list[str]) -> Path:
+    """A Word 97-2003 ``.doc`` converted by LibreOffice (``soffice``) from a generated DOCX.
+
+    antiword refuses very short documents ("text stream too small"), so filler paragraphs follow the lines.
+    """
+    import shutil
+    import subprocess
+
+    source = path.with_suffix(".source.docx")
+    d = docx.Document()
+    for line in lines:
+        d.add_paragraph(line)
+    for _ in range(30):
+        d.add_paragraph("The plan was discussed with the family and the nursing team in clinic today.")
+    d.save(str(source))
+    out_dir = path.parent / ".soffice"
+    subprocess.run(
+        [
+            shutil.which("soffice") or "soffice",
+            "--headless",
+            "--convert-to",
+            "doc",
+            "--outdir",
+            str(out_dir),
+            str(source),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=180,
+        env={"HOME": str(out_dir), "PATH": "/usr/bin:/bin"},
+    )
+    (out_dir / source.with_suffix(".doc").name).replace(path)
+    source.unlink()
+    shutil.rmtree(out_dir)
+    return path

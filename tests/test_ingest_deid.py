@@ -29,6 +29,7 @@ from ingest_fixtures import (
     scanned_pdf,
     text_image,
     text_pdf,
+    word97_doc,
 )
 
 _register_commands()
@@ -216,3 +217,23 @@ def test_hash_names_low_confidence_warnings_resume_and_overwrite(tmp_path: Path,
     (src / "Quackenbush-scan.png").unlink()
     assert deid(*args, "--overwrite").exit_code == 3
     assert sum(p.suffix == ".png" for p in out.iterdir()) == 0
+
+
+@pytest.mark.skipif(
+    shutil.which("soffice") is None or shutil.which("antiword") is None,
+    reason="LibreOffice (to write a .doc) or antiword is not installed (Debian libreoffice-writer-nogui, antiword)",
+)
+def test_word97_doc_is_read_through_antiword_and_deidentified(tmp_path: Path, key: Path):
+    src, out = tmp_path / "in", tmp_path / "out"
+    src.mkdir()
+    word97_doc(src / "old.doc", LINES)
+    extracted = extract(src / "old.doc", "en")
+    assert extracted.method == "doc-antiword" and all(line in extracted.text for line in LINES)
+    res = deid(str(src), "-o", str(out), "-l", "en", "--key-file", str(key))
+    assert res.exit_code == 0, res.output
+    _no_phi((out / "old.doc.txt").read_text("utf-8"), "old.doc text")
+    rebuilt = extract(out / "old.doc.docx", "en")
+    _no_phi(rebuilt.text, "old.doc as DOCX")
+    assert LINES[3] in rebuilt.text
+    report = json.loads((out / "report.jsonl").read_text("utf-8").splitlines()[0])
+    assert report["extraction"]["method"] == "doc-antiword"
