@@ -9,14 +9,14 @@ trained on; ``adapt`` reads the notes' TEXT only, their labels are never used):
   ``scripts/build_models.py --only <lang>`` builds;
 - ``adapted``: ``clinideid adapt`` run on the challenge notes' text (silver labels from the default
   pipeline + the same synthetic notes, ``--model crf``, a time budget: one grid point);
-- optionally ``adapted-neural`` (``--neural LANG``): ``adapt --model neural --semi charlm``.
+- optionally ``adapted-neural`` (``--neural LANG``): ``adapt --model neural --semi charlm|cvt``.
 
 Scores: token binary P/R/F1, entity strict P/R/F1 (binary level: labels ignored), strict F1 per gold label
 (subcategory level), and the paired approximate randomization test (document-level swaps) of each
 learned system against ``rules`` on token binary precision, recall and F1 and on strict F1.
 
     nice -n 10 .venv/bin/python benchmarks/learned_vs_rules.py --json learned.json --markdown
-    nice -n 10 .venv/bin/python benchmarks/learned_vs_rules.py --languages en --synthetic 1000 --shuffles 10000
+    nice -n 10 .venv/bin/python benchmarks/learned_vs_rules.py --languages en --systems --neural en --epochs 3
 
 One thread (crfsuite is single-threaded; torch set to one thread). No note text is printed.
 """
@@ -100,15 +100,16 @@ def run_language(language: str, args: argparse.Namespace, tmp: Path, say: Any) -
     result["seconds"]["rules_detect"] = round(secs, 1)
     say(f"{language}: rules scored")
 
-    t0 = time.perf_counter()
-    synth = train_synthetic_crf(language, tmp / f"{language}-synth", notes=args.synthetic, seed=args.seed)
-    result["seconds"]["synth_train"] = round(time.perf_counter() - t0, 1)
-    result["synth_choice"] = synth.detector["per_label"]
-    deid = Deidentifier(parse_config(pipeline_with(language, synth.detector)), KEY)
-    system, secs = detect(deid, gold, language)
-    systems["synth"] = score(gold, system)
-    result["seconds"]["synth_detect"] = round(secs, 1)
-    say(f"{language}: synthetic-only model trained and scored")
+    if "synth" in args.systems:
+        t0 = time.perf_counter()
+        synth = train_synthetic_crf(language, tmp / f"{language}-synth", notes=args.synthetic, seed=args.seed)
+        result["seconds"]["synth_train"] = round(time.perf_counter() - t0, 1)
+        result["synth_choice"] = synth.detector["per_label"]
+        deid = Deidentifier(parse_config(pipeline_with(language, synth.detector)), KEY)
+        system, secs = detect(deid, gold, language)
+        systems["synth"] = score(gold, system)
+        result["seconds"]["synth_detect"] = round(secs, 1)
+        say(f"{language}: synthetic-only model trained and scored")
 
     # adapt reads the challenge notes' text only: labels are dropped before it sees them
     notes = tmp / f"{language}-notes.jsonl"
@@ -118,7 +119,7 @@ def run_language(language: str, args: argparse.Namespace, tmp: Path, say: Any) -
         ),
         encoding="utf-8",
     )
-    variants = [("adapted", "crf", None)]
+    variants = [("adapted", "crf", None)] if "adapted" in args.systems else []
     if language in args.neural:
         variants.append(("adapted-neural", "neural", args.semi))
     for name, model, semi in variants:
@@ -132,7 +133,7 @@ def run_language(language: str, args: argparse.Namespace, tmp: Path, say: Any) -
             time_budget_minutes=args.adapt_budget,
         )
         if model != "crf":
-            opts.model, opts.semi = model, semi
+            opts.model, opts.semi, opts.epochs = model, semi, args.epochs
         report = adapt(opts)
         result["seconds"][f"{name}_adapt"] = round(time.perf_counter() - t0, 1)
         result[f"{name}_choice"] = {k: v["choice"] for k, v in report["per_label"].items()}
@@ -199,6 +200,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--adapt-budget", type=float, default=1.0, help="adapt --time-budget (minutes)")
     ap.add_argument("--neural", nargs="*", default=[], choices=LANGUAGES, help="also adapt --model neural")
     ap.add_argument("--semi", default="charlm", choices=["charlm", "cvt"])
+    ap.add_argument("--epochs", type=int, default=3, help="adapt --model neural --epochs")
+    ap.add_argument(
+        "--systems",
+        nargs="*",
+        default=["synth", "adapted"],
+        choices=["synth", "adapted"],
+        help="learned systems besides the rules (and --neural)",
+    )
     ap.add_argument("--json", type=Path)
     ap.add_argument("--markdown", action="store_true")
     args = ap.parse_args(argv)
