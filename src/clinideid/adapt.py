@@ -66,6 +66,9 @@ class AdaptOptions:
     batch_size: int = 64
     held_back: float = 0.2
     max_iterations: int = 100
+    #: site notes (a seeded sample) the model is trained and chosen on: training time and memory grow with
+    #: them, and one CRF grid point is never cut by the time budget
+    max_site_notes: int | None = 2000
     model: str = "crf"
     semi: str = "charlm"
     #: neural: site characters read by the LMs (charlm) or by Cross-View Training (cvt): bounds time and memory
@@ -92,6 +95,7 @@ class AdaptOptions:
             "synthetic": self.synthetic,
             "seed": self.seed,
             "held_back": self.held_back,
+            "max_site_notes": self.max_site_notes,
         }
         if self.model != "crf":
             settings.update(model=self.model, semi=self.semi, lm_chars=self.lm_chars)
@@ -496,6 +500,8 @@ def check_options(opts: AdaptOptions) -> None:
         raise ConfigError(f"--model must be one of {', '.join(MODELS)}, got {opts.model!r}")
     if opts.semi not in SEMI:
         raise ConfigError(f"--semi must be one of {', '.join(SEMI)}, got {opts.semi!r}")
+    if opts.max_site_notes is not None and opts.max_site_notes < 1:
+        raise ConfigError("--max-site-notes must be 1 or more")
     if opts.epochs < 1 or opts.lm_chars < 1000:
         raise ConfigError("--epochs must be 1 or more and --lm-chars 1000 or more")
     if opts.out.exists() and not opts.out.is_dir():
@@ -533,7 +539,11 @@ def adapt(opts: AdaptOptions, progress: Progress | None = None) -> dict[str, Any
     synthetic = step("synthetic", lambda: make_synthetic(opts, synth_path))
 
     def held_and_rest() -> tuple[list[Document], list[Document]]:
-        s_rest, s_held = split(_read_docs(silver_path, opts.language), opts.held_back, opts.seed)
+        site = _read_docs(silver_path, opts.language)
+        if opts.max_site_notes is not None and len(site) > opts.max_site_notes:
+            keep = sorted(random.Random(opts.seed).sample(range(len(site)), opts.max_site_notes))
+            site = [site[i] for i in keep]
+        s_rest, s_held = split(site, opts.held_back, opts.seed)
         y_rest, y_held = split(_read_docs(synth_path, opts.language), opts.held_back, opts.seed + 1)
         return s_rest + y_rest, s_held + y_held
 

@@ -32,6 +32,13 @@ def adapt(
         help="Minutes for training: crf, fewer grid points when short; neural, bounds the LM pre-training "
         "(a share of it) and adapt.json says whether the tagger's epochs fitted.",
     ),
+    max_site_notes: int = typer.Option(
+        2000,
+        "--max-site-notes",
+        min=1,
+        help="Site notes (a seeded sample of all, which are all silver-labelled) the model is trained and "
+        "chosen on: bounds training time and memory.",
+    ),
     model: str = typer.Option("crf", "--model", help="Learned model: crf (default) or neural."),
     semi: str = typer.Option(
         "charlm",
@@ -65,6 +72,7 @@ def adapt(
         seed=seed,
         time_budget_minutes=time_budget,
         resume=resume,
+        max_site_notes=max_site_notes,
         model=model,
         semi=semi,
         epochs=epochs,
