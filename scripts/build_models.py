@@ -3,11 +3,18 @@
     python scripts/build_models.py                       # the CRF models, corpora from ../shared/corpora
     python scripts/build_models.py --only es --corpora /data/corpora --workers 2
     python scripts/build_models.py --only es-neural      # the Spanish neural tagger (about 15 min, 1 thread)
+    python scripts/build_models.py --only en             # a synthetic-trained CRF (also de, it, ru; no corpora)
 
 - ``es-meddocan-crf``: MEDDOCAN train (BRAT), (c1, c2) chosen on MEDDOCAN dev, canonical labels
   (``labels/meddocan.yaml``). Training data licence: CC BY 4.0.
 - ``fr-edspseudo-crf``: EDS-Pseudo ``train.jsonl`` with a deterministic 20% held out as dev (seed 1),
   canonical labels (``labels/eds_pseudo.yaml``). Training data licence: BSD-3-Clause.
+
+- ``<lang>-synth-crf`` (``--only en|de|it|ru``): a CRF with rule features trained on 1,000 synthetic notes
+  of ``clinideid synth`` (seed 0; 20% held back to choose rules / model / union per label), exactly the
+  model ``benchmarks/learned_vs_rules.py`` measures as "synth" (``clinideid.train.synthetic``). The script
+  prints the hybrid detector spec to put in ``config/<lang>.yaml``; ship one only where that benchmark
+  shows it beats the rules alone on the language's challenge notes (see docs/experiments/learned_en_de_it_ru.md).
 
 Models are written to ``src/clinideid/models/<name>/`` (weights gzip-compressed, ``model.json``,
 ``metrics.json``). The corpora themselves are never copied into the repository.
@@ -34,6 +41,8 @@ REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CORPORA = REPO.parent / "shared" / "corpora"
 DEFAULT_OUT = REPO / "src" / "clinideid" / "models"
 SEED = 1
+#: languages whose model is trained on synthetic notes only (no corpus needed)
+SYNTH_LANGUAGES = ("en", "de", "it", "ru")
 
 #: the shipped configuration (see clinideid.train.config for every key)
 CONFIG = {
@@ -166,6 +175,21 @@ def package_neural(model_dir: Path, target: Path) -> None:
     logging.info("%s: dev %s; %d bytes on disk", target.name, meta.dev_metrics, size)
 
 
+def build_synthetic(language: str, out: Path) -> None:
+    """The synthetic-trained CRF of ``language`` (no corpus read) and the hybrid spec that uses it."""
+    import json
+
+    from clinideid.train.synthetic import synthetic_model_name, train_synthetic_crf
+
+    name = synthetic_model_name(language)
+    target = out / name
+    shutil.rmtree(target, ignore_errors=True)
+    model = train_synthetic_crf(language, target, notes=1000, seed=0, model_ref=name)
+    size = sum(p.stat().st_size for p in target.iterdir())
+    logging.info("%s: trained in %.0fs, %d bytes on disk", name, model.seconds, size)
+    print(json.dumps(model.detector))
+
+
 def _train(name, train, dev, out, workers, *, language, data, overrides=None) -> None:
     """Train with the shipped CONFIG; ``overrides`` replaces some of its keys for one model."""
     cfg = parse_train_config({**CONFIG, **(overrides or {}), "workers": workers})
@@ -197,7 +221,9 @@ def main(argv: list[str] | None = None) -> int:
         "--corpora", type=Path, default=DEFAULT_CORPORA, help="folder holding meddocan/ and eds-pseudo/"
     )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where model folders are written")
-    parser.add_argument("--only", choices=["es", "fr", "es-neural"], help="build one model only")
+    parser.add_argument(
+        "--only", choices=["es", "fr", "es-neural", *SYNTH_LANGUAGES], help="build one model only"
+    )
     parser.add_argument(
         "--from-run",
         type=Path,
@@ -212,6 +238,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    if args.only in SYNTH_LANGUAGES:
+        build_synthetic(args.only, args.out)
+        return 0
     if not args.corpora.is_dir():
         parser.error(f"corpora folder {args.corpora} does not exist")
     if args.only in (None, "es"):

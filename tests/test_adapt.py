@@ -179,3 +179,14 @@ def test_jsonl_notes_are_silver_labelled_under_fresh_ids(tmp_path: Path):
     assert [r["id"] for r in written] == [f"site-{k}" for k in range(1, 6)]  # site ids never copied
     assert [r["text"] for r in written] == [d.text for d in docs]
     assert not list(tmp_path.glob(".*.part"))
+
+
+def test_max_site_notes_caps_the_notes_trained_on_not_those_labelled(tmp_path: Path):
+    _site_notes(tmp_path / "notes")
+    opts = AdaptOptions(tmp_path / "notes", "it", tmp_path / "out", synthetic=10, seed=3, max_site_notes=10)
+    opts.max_iterations = 10
+    report = adapt(opts)
+    assert report["notes"]["notes"] == 40  # every note silver-labelled
+    assert report["training"]["train_notes"] + report["training"]["held_back_notes"] == 10 + 10
+    with pytest.raises(ConfigError, match="--max-site-notes"):
+        adapt(AdaptOptions(tmp_path / "notes", "it", tmp_path / "o2", max_site_notes=0))

@@ -5,10 +5,18 @@ Steps, each written atomically into the output folder so that ``resume`` skips t
 1. ``silver``: the site's notes, streamed in batches through the language's default pipeline (detection
    only); the spans it finds are the notes' silver labels (``work/silver.jsonl``);
 2. ``synthetic``: annotated synthetic notes from ``clinideid.synth`` (``work/synthetic.jsonl``);
-3. ``train``: a held-back share of both is set aside; a CRF with rule features is trained on the rest, a
-   small (c1, c2) grid selected on the held-back part (``model/``). A time budget trains the grid points
-   one by one and stops starting new ones when the next would not fit;
-4. ``choose``: a hybrid (rules + that CRF) picks rules / model / union per label on the held-back part;
+3. ``lm`` (``model="neural"``, ``semi="charlm"`` only): forward and backward character LMs pre-trained on
+   the site's text (the first ``lm_chars`` characters; a share of the time budget), in ``work/lm/``;
+4. ``train``: a held-back share of both corpora is set aside; the model is trained on the rest
+   (``model/``):
+
+   - ``crf`` (default): a CRF with rule features, a small (c1, c2) grid selected on the held-back part. A
+     time budget trains the grid points one by one and stops starting new ones when the next would not fit;
+   - ``neural``: the neural tagger (BiLSTM-CRF), the epoch selected on the held-back part, made
+     semi-supervised by the site's unlabelled text in one of two ways: ``semi="charlm"`` reads the
+     contextual string embeddings of the step-3 LMs (with rule hits as inputs), ``semi="cvt"`` trains with
+     Cross-View Training on the site's text (token-local inputs: no rule or LM inputs, as CVT needs);
+5. ``choose``: a hybrid (rules + that model) picks rules / model / union per label on the held-back part;
    ``pipeline.yaml`` (for ``clinideid deid --config``) and ``adapt.json`` (counts, choices, scores,
    timings; never note text) are written.
 
@@ -25,7 +33,7 @@ import secrets
 import shutil
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -36,7 +44,9 @@ from clinideid.document import Document, Span
 from clinideid.errors import ConfigError, InputError
 from clinideid.text.language import SUPPORTED
 
-STEPS = ("silver", "synthetic", "train", "choose")
+STEPS = ("silver", "synthetic", "lm", "train", "choose")
+MODELS = ("crf", "neural")
+SEMI = ("charlm", "cvt")
 STATE_FILE = "state.json"
 #: (c1, c2) points, most useful first: a time budget trains a prefix of this list
 GRID = ((0.1, 0.01), (0.05, 0.01), (0.2, 0.01))
@@ -56,16 +66,40 @@ class AdaptOptions:
     batch_size: int = 64
     held_back: float = 0.2
     max_iterations: int = 100
+    #: site notes (a seeded sample) the model is trained and chosen on: training time and memory grow with
+    #: them, and one CRF grid point is never cut by the time budget
+    max_site_notes: int | None = 2000
+    model: str = "crf"
+    semi: str = "charlm"
+    #: neural: site characters read by the LMs (charlm) or by Cross-View Training (cvt): bounds time and memory
+    lm_chars: int = 2_000_000
+    #: neural: tagger epochs (the best one on the held-back part is kept)
+    epochs: int = 5
+    #: neural: share of the time budget given to LM pre-training (both directions together)
+    lm_budget_share: float = 0.4
+    #: neural: overrides of the LM training settings (``clinideid.lm.train.CharLMTrainConfig``)
+    lm_config: dict[str, Any] = field(default_factory=dict)
+    #: neural: overrides of the tagger settings (``clinideid.detect.neural.config.NeuralConfig``)
+    neural_config: dict[str, Any] = field(default_factory=dict)
+
+    def steps(self) -> tuple[str, ...]:
+        """The steps this run takes (``lm`` only for the neural tagger with character LMs)."""
+        uses_lm = self.model == "neural" and self.semi == "charlm"
+        return tuple(s for s in STEPS if s != "lm" or uses_lm)
 
     def settings(self) -> dict[str, Any]:
         """What a resumed run must share with the run it continues."""
-        return {
+        settings: dict[str, Any] = {
             "notes": str(self.notes.resolve()),
             "language": self.language,
             "synthetic": self.synthetic,
             "seed": self.seed,
             "held_back": self.held_back,
+            "max_site_notes": self.max_site_notes,
         }
+        if self.model != "crf":
+            settings.update(model=self.model, semi=self.semi, lm_chars=self.lm_chars)
+        return settings
 
 
 # -- storage ------------------------------------------------------------------------------------------------
@@ -107,7 +141,7 @@ class _State:
             if data.get("settings") != settings:
                 raise ConfigError(
                     f"--resume: {work.parent} was started with other settings (notes, language, --synthetic, "
-                    "--seed); use the same ones or a new output folder"
+                    "--seed, --model, --semi); use the same ones or a new output folder"
                 )
             self.steps: dict[str, Any] = data.get("steps", {})
         else:
@@ -257,6 +291,7 @@ def _train(
     seconds = time.perf_counter() - start
     grid = [g for _, _, gs in runs for g in gs]
     return {
+        "model": "crf",
         "train_notes": len(train_docs),
         "held_back_notes": len(dev_docs),
         "grid": grid,
@@ -270,13 +305,155 @@ def _train(
     }
 
 
-def _pipeline_yaml(language: str, detector: dict[str, Any]) -> str:
+def _budget_seconds(opts: AdaptOptions) -> float | None:
+    return opts.time_budget_minutes * 60 if opts.time_budget_minutes is not None else None
+
+
+def site_texts(silver_path: Path, limit: int) -> list[tuple[str, str]]:
+    """``(id, text)`` of the site's notes in file order, up to ``limit`` characters in all (a note that
+    would cross the limit is cut at it)."""
+    out: list[tuple[str, str]] = []
+    total = 0
+    with silver_path.open(encoding="utf-8") as fh:
+        for line in fh:
+            if total >= limit:
+                break
+            rec = json.loads(line)
+            text = rec["text"][: limit - total]
+            out.append((rec["id"], text))
+            total += len(text)
+    return out
+
+
+#: small LMs: site corpora are small, and the tagger reads their states at every prediction
+LM_DEFAULTS: dict[str, Any] = {
+    "embedding_dim": 32,
+    "hidden_size": 128,
+    "seq_len": 250,
+    "batch_size": 32,
+    "epochs": 5,
+    "eval_every": 200,
+    "threads": 1,
+}
+
+
+def pretrain_lms(opts: AdaptOptions, silver_path: Path, lm_dir: Path, progress: Progress) -> dict[str, Any]:
+    """Forward and backward character LMs on the site's text, one after the other (one thread each).
+
+    Each direction is resumable on its own: a finished one leaves ``lm/<direction>.done``; an interrupted
+    one continues from its checkpoint. With a time budget, each direction gets half of
+    ``lm_budget_share`` of it.
+    """
+    from clinideid.lm.data import UnlabelledText, heldout_split
+    from clinideid.lm.train import train_charlm
+
+    texts = site_texts(silver_path, opts.lm_chars)
+    train, heldout = heldout_split([UnlabelledText(i, t) for i, t in texts], 0.05, opts.seed)
+    budget = _budget_seconds(opts)
+    cfg = {**LM_DEFAULTS, "seed": opts.seed, **opts.lm_config}
+    if budget is not None:
+        cfg["max_minutes"] = max(budget * opts.lm_budget_share / 2 / 60, 0.01)
+    result: dict[str, Any] = {
+        "characters": sum(len(t) for t in train),
+        "heldout_characters": sum(map(len, heldout)),
+    }
+    for direction in ("forward", "backward"):
+        out, done = lm_dir / direction, lm_dir / f"{direction}.done"
+        if done.is_file():
+            result[direction] = json.loads(done.read_text("utf-8"))
+            progress(f"lm: {direction} done earlier, skipped")
+            continue
+        resume = (out / "checkpoint.pt").is_file()
+        if not resume:
+            shutil.rmtree(out, ignore_errors=True)
+        res = train_charlm(
+            train, heldout, cfg, out, direction, resume=resume, name=f"{opts.language}-site-{direction}",
+            language=opts.language,
+        )  # fmt: skip
+        summary = {
+            "best_bpc": round(res.best_bpc, 4),
+            "chars_trained": res.chars_trained,
+            "stop_reason": res.stop_reason,
+            "seconds": round(res.seconds, 1),
+        }
+        _write_atomic(done, json.dumps(summary).encode("utf-8"))
+        result[direction] = summary
+        progress(f"lm: {direction} bits/char {res.best_bpc:.3f} ({res.stop_reason})")
+    return result
+
+
+def _train_neural(
+    opts: AdaptOptions,
+    train_docs: list[Document],
+    dev_docs: list[Document],
+    silver_path: Path,
+    work: Path,
+    model_dir: Path,
+) -> dict[str, Any]:
+    from clinideid.train.config import parse_train_config
+    from clinideid.train.neural import train_neural
+
+    section: dict[str, Any] = {"epochs": opts.epochs, "patience": opts.epochs, "threads": 1}
+    unlabelled: list[Document] = []
+    if opts.semi == "charlm":
+        lm_dir = (work / "lm").resolve()
+        section.update(rules=True, charlm={d: str(lm_dir / d) for d in ("forward", "backward")})
+    else:  # cvt: the site's text (bounded) as unlabelled windows
+        section["cvt"] = True
+        unlabelled = [Document(i, t, opts.language) for i, t in site_texts(silver_path, opts.lm_chars)]
+    section.update(opts.neural_config)
+    cfg = parse_train_config(
+        {
+            "model": "neural",
+            "label_scheme": "BIOES",
+            "window_size": 100,
+            "window_overlap": 20,
+            "neural": section,
+        }
+    )
+    scratch = work / "neural"
+    shutil.rmtree(scratch, ignore_errors=True)
+    start = time.perf_counter()
+    res = train_neural(
+        train_docs,
+        dev_docs,
+        cfg,
+        out_dir=scratch,
+        name=f"{opts.language}-adapted-neural",
+        seed=opts.seed,
+        language=opts.language,
+        unlabelled_docs=unlabelled,
+    )
+    shutil.rmtree(model_dir, ignore_errors=True)
+    os.replace(res.model_dir, model_dir)
+    seconds = time.perf_counter() - start
+    budget = _budget_seconds(opts)
+    return {
+        "model": "neural",
+        "semi": opts.semi,
+        "train_notes": len(train_docs),
+        "held_back_notes": len(dev_docs),
+        "unlabelled_notes": len(unlabelled),
+        "epochs": opts.epochs,
+        "best_epoch": res.best_epoch,
+        "history": res.history,
+        "time_budget_minutes": opts.time_budget_minutes,
+        # the tagger's epochs are not cut by the budget (--epochs sets them): this says whether it held
+        "within_budget": None if budget is None else seconds <= budget * (1 - opts.lm_budget_share),
+        "held_back_strict_f1": round(res.dev_report["strict"].micro.f1, 4),
+        "peak_memory_mb": round(res.peak_memory_mb, 1),
+        "seconds": round(seconds, 1),
+    }
+
+
+def _pipeline_yaml(language: str, detector: dict[str, Any], model: str) -> str:
     """The language's packaged pipeline with its detectors replaced by the adapted hybrid."""
     res = resources.files("clinideid").joinpath("config", f"{language}.yaml")
     data = yaml.safe_load(res.read_text("utf-8"))
     data["detectors"] = [detector]
     head = (
-        f"# Pipeline adapted by `clinideid adapt` for language {language!r}: the rules and a CRF trained on\n"
+        f"# Pipeline adapted by `clinideid adapt` for language {language!r}: the rules and a {model} model "
+        "trained on\n"
         "# the site's silver-labelled notes plus synthetic notes, combined per label (see adapt.json).\n"
     )
     return head + yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
@@ -289,13 +466,13 @@ def _choose(opts: AdaptOptions, held: list[Document], model_dir: Path) -> dict[s
     start = time.perf_counter()
     hybrid = HybridDetector(
         rules={"type": "rules", "language": opts.language},
-        models=[{"type": "crf", "model": str(model_dir.resolve())}],
+        models=[{"type": opts.model, "model": str(model_dir.resolve())}],
         language=opts.language,
         name="adapted",
     )
     scores = hybrid.score_sources(held)
     choice = hybrid.fit_per_label(held, scores)
-    text = _pipeline_yaml(opts.language, hybrid.to_config())
+    text = _pipeline_yaml(opts.language, hybrid.to_config(), opts.model)
     parse_config(yaml.safe_load(text), "adapted pipeline")  # never write a config deid would refuse
     _write_atomic(opts.out / "pipeline.yaml", text.encode("utf-8"))
     return {
@@ -319,6 +496,14 @@ def check_options(opts: AdaptOptions) -> None:
         raise ConfigError("--synthetic must be 0 or more")
     if opts.time_budget_minutes is not None and opts.time_budget_minutes <= 0:
         raise ConfigError("--time-budget must be a positive number of minutes")
+    if opts.model not in MODELS:
+        raise ConfigError(f"--model must be one of {', '.join(MODELS)}, got {opts.model!r}")
+    if opts.semi not in SEMI:
+        raise ConfigError(f"--semi must be one of {', '.join(SEMI)}, got {opts.semi!r}")
+    if opts.max_site_notes is not None and opts.max_site_notes < 1:
+        raise ConfigError("--max-site-notes must be 1 or more")
+    if opts.epochs < 1 or opts.lm_chars < 1000:
+        raise ConfigError("--epochs must be 1 or more and --lm-chars 1000 or more")
     if opts.out.exists() and not opts.out.is_dir():
         raise ConfigError(f"output {opts.out} exists and is not a folder")
 
@@ -334,8 +519,10 @@ def adapt(opts: AdaptOptions, progress: Progress | None = None) -> dict[str, Any
     timings: dict[str, float] = {}
     skipped = []
 
+    steps = opts.steps()
+
     def step(name: str, run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-        number = f"[{STEPS.index(name) + 1}/{len(STEPS)}]"
+        number = f"[{steps.index(name) + 1}/{len(steps)}]"
         if state.done(name):
             say(f"{number} {name}: done earlier, skipped (--resume)")
             skipped.append(name)
@@ -352,10 +539,17 @@ def adapt(opts: AdaptOptions, progress: Progress | None = None) -> dict[str, Any
     synthetic = step("synthetic", lambda: make_synthetic(opts, synth_path))
 
     def held_and_rest() -> tuple[list[Document], list[Document]]:
-        s_rest, s_held = split(_read_docs(silver_path, opts.language), opts.held_back, opts.seed)
+        site = _read_docs(silver_path, opts.language)
+        if opts.max_site_notes is not None and len(site) > opts.max_site_notes:
+            keep = sorted(random.Random(opts.seed).sample(range(len(site)), opts.max_site_notes))
+            site = [site[i] for i in keep]
+        s_rest, s_held = split(site, opts.held_back, opts.seed)
         y_rest, y_held = split(_read_docs(synth_path, opts.language), opts.held_back, opts.seed + 1)
         return s_rest + y_rest, s_held + y_held
 
+    language_models = (
+        step("lm", lambda: pretrain_lms(opts, silver_path, work / "lm", say)) if "lm" in steps else None
+    )
     rest: list[Document] | None = None
     held: list[Document] | None = None
 
@@ -364,6 +558,8 @@ def adapt(opts: AdaptOptions, progress: Progress | None = None) -> dict[str, Any
         rest, held = held_and_rest()
         if not any(d.spans for d in rest):
             raise InputError("no PHI found in the notes nor in synthetic notes: nothing to train on")
+        if opts.model == "neural":
+            return _train_neural(opts, rest, held, silver_path, work, model_dir)
         return _train(opts, rest, held, work, model_dir, say)
 
     training = step("train", train)
@@ -380,11 +576,12 @@ def adapt(opts: AdaptOptions, progress: Progress | None = None) -> dict[str, Any
         "seed": opts.seed,
         "notes": {k: v for k, v in silver.items() if k != "seconds"},
         "synthetic": {k: v for k, v in synthetic.items() if k != "seconds"},
+        **({"language_models": language_models} if language_models is not None else {}),
         "training": training,
         "per_label": choice["per_label"],
         "pipeline": "pipeline.yaml",
         "model": "model",
-        "step_seconds": {name: state.steps[name]["seconds"] for name in STEPS},
+        "step_seconds": {name: state.steps[name]["seconds"] for name in steps},
         "resumed_steps": skipped,
         "config_digest": hashlib.sha256((opts.out / "pipeline.yaml").read_bytes()).hexdigest(),
     }

@@ -14,6 +14,7 @@ from clinideid.cli import app
     epilog=(
         "Examples: clinideid adapt notes/ --language it -o adapted/ | "
         "clinideid adapt notes.jsonl -l de -o adapted/ --synthetic 500 --time-budget 20 | "
+        "clinideid adapt notes/ -l en -o adapted/ --model neural --semi charlm --epochs 5 | "
         "then: clinideid deid notes/ --config adapted/pipeline.yaml -o out/ --key-file secret.key"
     ),
 )
@@ -26,12 +27,37 @@ def adapt(
     synthetic: int = typer.Option(1000, "--synthetic", min=0, help="Synthetic annotated notes to add."),
     seed: int = typer.Option(0, "--seed", help="Random seed (synthetic notes, held-back split)."),
     time_budget: float | None = typer.Option(
-        None, "--time-budget", help="Minutes for CRF training: fewer grid points when short."
+        None,
+        "--time-budget",
+        help="Minutes for training: crf, fewer grid points when short; neural, bounds the LM pre-training "
+        "(a share of it) and adapt.json says whether the tagger's epochs fitted.",
+    ),
+    max_site_notes: int = typer.Option(
+        2000,
+        "--max-site-notes",
+        min=1,
+        help="Site notes (a seeded sample of all, which are all silver-labelled) the model is trained and "
+        "chosen on: bounds training time and memory.",
+    ),
+    model: str = typer.Option("crf", "--model", help="Learned model: crf (default) or neural."),
+    semi: str = typer.Option(
+        "charlm",
+        "--semi",
+        help="--model neural: how the site's unlabelled text is used: charlm (character LMs pre-trained on "
+        "it, as embeddings) or cvt (Cross-View Training on it).",
+    ),
+    epochs: int = typer.Option(5, "--epochs", min=1, help="--model neural: tagger epochs."),
+    lm_chars: int = typer.Option(
+        2_000_000,
+        "--lm-chars",
+        min=1000,
+        help="--model neural: site characters read by the LMs or by CVT (bounds time and memory).",
     ),
     resume: bool = typer.Option(False, "--resume", help="Continue a run in OUTPUT, skipping finished steps."),
 ) -> None:
-    """Silver-label the notes with the default pipeline, train a CRF (rule features) on them plus synthetic
-    notes, choose rules / model / union per label on a held-back part, and write a pipeline config.
+    """Silver-label the notes with the default pipeline, train a CRF (rule features) or a semi-supervised
+    neural tagger on them plus synthetic notes, choose rules / model / union per label on a held-back part,
+    and write a pipeline config.
 
     No note text is printed or put in adapt.json; OUTPUT/work holds the notes' text: delete it when done.
     """
@@ -46,6 +72,11 @@ def adapt(
         seed=seed,
         time_budget_minutes=time_budget,
         resume=resume,
+        max_site_notes=max_site_notes,
+        model=model,
+        semi=semi,
+        epochs=epochs,
+        lm_chars=lm_chars,
     )
     report = run_adapt(opts, progress=lambda msg: typer.echo(f"adapt {msg}", err=True))
     choices = ", ".join(f"{label}={v['choice']}" for label, v in report["per_label"].items())
