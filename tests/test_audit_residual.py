@@ -119,3 +119,19 @@ def test_evaluate_reports_true_leaks_the_audit_flagged(tmp_path: Path):
     found = json.loads(out.read_text())["residual_audit"]
     assert found["true_leaks"] == 2 and found["leaks_flagged"] == 2
     assert "2 of 2 true leaks flagged" in res.output and "Harrowgate" not in res.output
+
+
+def test_scan_flags_postcodes_codes_cued_numbers_and_region_codes():
+    text = (
+        "Lives in Rockport, FL, moved from Winnipeg R2V 0L7. Car plate KRT 4471, bed C-12, и/б № 6619. "
+        "Signed J. Smith, MD. BUN 132, QRS 108. Patient: Ann Achison MRN: 1."
+    )
+    flags = scan(text, "en")
+    for piece in ("FL", "R2V 0L7", "KRT 4471", "C-12", "6619"):
+        start = text.index(piece)
+        assert _covered(flags, start, start + len(piece)), piece
+    for piece in ("MD", "BUN 132", "QRS 108", "MRN"):
+        start = text.index(piece)
+        assert not any(
+            f.kind in ("region_code", "id") for f in flags if f.start < start + len(piece) and start < f.end
+        ), piece

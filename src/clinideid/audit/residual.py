@@ -26,6 +26,8 @@ WEIGHTS: Mapping[str, float] = {
     "date": 2.0,
     "age": 1.5,
     "zip": 2.0,
+    "number_after_cue": 2.0,
+    "region_code": 1.5,
     "place_list": 1.5,
     "after_title": 1.5,
     "name_list_lower": 1.0,
@@ -51,6 +53,50 @@ _DATE = re.compile(
 _PHONE = re.compile(r"(?<![\w+])\+?\(?\d{2,5}\)?(?:[ .-]?\(?\d{2,5}\)?){1,4}(?![\w])")
 _ID = re.compile(r"(?<![\w])(?=[\w/-]*\d)[A-Za-z\d][\w/-]{3,}[A-Za-z\d](?![\w])")
 _ZIP = re.compile(r"(?<![\w.,/-])(?:[A-Z]{1,2}-?)?\d{4,5}(?=[ \t]+[^\W\d_]{2})")
+# UK and Canadian postcodes ("M30 8AR", "H4W 2T5")
+_POSTCODE = re.compile(r"(?<![\w])(?:[A-Z]{1,2}\d[A-Z\d]?[ ]\d[A-Z]{2}|[A-Z]\d[A-Z][ ]?\d[A-Z]\d)(?![\w])")
+# letters then digits as one code: number plates, bed/room/unit codes ("KRT 4471", "C-12")
+_LETTER_CODE = re.compile(r"(?<![\w-])(?:[A-Z]{3}[ -]\d{3,5}|[A-Z]{2}[ -]\d{4,5}|[A-Z]{1,3}-\d{1,5})(?![\w])")
+# laboratory and vital-sign abbreviations that a value follows ("BUN 132", "QRS 108")
+_NOT_CODE = frozenset(
+    [
+        "BUN",
+        "QRS",
+        "LDL",
+        "HDL",
+        "ALT",
+        "AST",
+        "ALP",
+        "GGT",
+        "INR",
+        "TSH",
+        "WBC",
+        "RBC",
+        "PLT",
+        "HGB",
+        "HCT",
+        "MCV",
+        "CRP",
+        "ESR",
+        "SAT",
+        "BMI",
+        "PCT",
+        "LDH",
+        "CPK",
+        "BNP",
+        "PTT",
+    ]
+)
+# a number after a cue that introduces one: numero signs, room/bed/record words ("№ 6619", "Rm 4", "#12")
+_NUMBER_CUE = re.compile(
+    r"(?:№|#|\b(?:No|Nr|N|n|Rm|Room|Bed|Zimmer|Zi|stanza|letto|палата|и/б|ИБ|МК|карта))\.?[ \t]*(\d[\w/-]*)"
+)
+# a two- or three-letter region code after a place name and a comma ("Creswell, NC", "Dubbo NSW 2830");
+# professional post-nominals are not regions
+_REGION_CODE = re.compile(r"[^\W\d_]{3}(?:,[ ]([A-Z]{2,3})(?![\w:])|[ ]([A-Z]{2,3})(?=[ ]\d))")
+_NOT_REGION = frozenset(
+    {"MD", "DO", "RN", "NP", "PA", "PHD", "DDS", "MBBS", "FRCP", "MRCP", "BSC", "MSC", "LPN"}
+)
 _TITLE = re.compile(
     r"(?:\b(?:Dr|Mr|Mrs|Ms|Miss|Prof|Herr|Frau|Hr|Fr|Dott|Dott\.ssa|Sig|Sig\.ra|Sra|Sr|Mme|Mlle|M|"
     r"RN|MD|NP|PA|пациент|врач|д-р)\.?|[гГ]\.)[ \t]+",
@@ -156,6 +202,17 @@ def scan(text: str, language: str | None, protected: Iterable[tuple[int, int]] =
             add(m.start(), m.end(), "id")
     for m in _ZIP.finditer(text):
         add(m.start(), m.end(), "zip")
+    for m in _POSTCODE.finditer(text):
+        add(m.start(), m.end(), "zip")
+    for m in _LETTER_CODE.finditer(text):
+        if m.group()[:3].rstrip(" -") not in _NOT_CODE:
+            add(m.start(), m.end(), "id")
+    for m in _NUMBER_CUE.finditer(text):
+        add(m.start(1), m.end(1), "number_after_cue")
+    for m in _REGION_CODE.finditer(text):
+        group = 1 if m.group(1) else 2
+        if m.group(group) not in _NOT_REGION:
+            add(m.start(group), m.end(group), "region_code")
     for m in _TITLE.finditer(text):
         word = _WORD.match(text, m.end())
         if word is not None:
@@ -179,14 +236,17 @@ def risk_score(flags: Sequence[Flag], chars: int) -> float:
 
 
 def audit_document(
-    text: str, language: str | None, replacements: Iterable[Mapping[str, Any]]
+    text: str, language: str | None, replacements: Iterable[Mapping[str, Any] | Any]
 ) -> dict[str, Any]:
     """The audit of one output text: its flags (offsets, kind, score), counts per kind and a risk score.
 
-    ``replacements`` are the report's replacement records; their ``new_start``/``new_end`` ranges are the
-    surrogates the run inserted and are not scanned.
+    ``replacements`` are the run's replacements (``Replacement`` objects or the report's records); their
+    ``new_start``/``new_end`` ranges are the surrogates the run inserted and are not scanned.
     """
-    protected = [(int(r["new_start"]), int(r["new_end"])) for r in replacements]
+    protected = [
+        (int(r["new_start"]), int(r["new_end"])) if isinstance(r, Mapping) else (r.new_start, r.new_end)
+        for r in replacements
+    ]
     flags = scan(text, language, protected)
     ranked = sorted(flags, key=lambda f: (-f.score, f.start))
     out = {

@@ -12,6 +12,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from clinideid.audit.residual import audit_document
 from clinideid.batch.limits import DocumentTimeout, time_limit
 from clinideid.document import Document
 from clinideid.errors import ClinideidError, ConfigError, ModelError
@@ -37,12 +38,14 @@ class Outcome:
     result: DeidResult | None = None
     field_results: list[tuple[str, list[Replacement]]] = field(default_factory=list)
     seconds: float = 0.0
+    audit: dict | None = None  # the residual-risk audit of the output text (offsets and kinds, no text)
     error: str | None = None
     internal: str | None = None
 
 
 def compute(task: Task, deid: MultilingualDeidentifier) -> Outcome:
-    """De-identify ``task.doc``; ``ConfigError``/``ModelError`` (problems of the whole run) propagate."""
+    """De-identify ``task.doc`` and audit its output; ``ConfigError``/``ModelError`` (problems of the whole run)
+    propagate. The audit runs here, in the worker, so that every front end (folders, tables, Spark) reports it."""
     started = time.perf_counter()
     try:
         with time_limit(task.limit):
@@ -53,4 +56,6 @@ def compute(task: Task, deid: MultilingualDeidentifier) -> Outcome:
         return Outcome(error=str(exc))
     except Exception as exc:  # a bug must not lose the rest of the batch; the type is enough to report
         return Outcome(internal=type(exc).__name__)
-    return Outcome(result, field_results, time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    audit = audit_document(result.text, result.language, result.replacements)
+    return Outcome(result, field_results, seconds, audit)

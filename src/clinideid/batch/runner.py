@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clinideid.audit.residual import audit_document
 from clinideid.batch.compute import Outcome, Task, compute
 from clinideid.batch.inputs import InputItem
 from clinideid.batch.journal import RunJournal, RunLock, build_reports
@@ -303,7 +302,7 @@ def _finish(pending: _Pending, run: _Run, outcome: Outcome | None) -> None:
     try:
         result, field_results, fields = outcome.result, outcome.field_results, pending.fields
         report = {**result.report(), "id": out_id}
-        report["audit"] = audit_document(result.text, result.language, report["replacements"])
+        report["audit"] = outcome.audit
         entry: dict[str, Any] = {"id": out_id, "status": "done", "output": relpath}
         if item.record is not None:
             report["fields"] = [

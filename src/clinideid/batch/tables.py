@@ -188,7 +188,7 @@ def process_row(
         return _failed(doc_id, raw_id, f"internal error ({outcome.internal})", warnings)
     result, field_results, seconds = outcome.result, outcome.field_results, outcome.seconds
     out[first_col] = result.text
-    report = {**result.report(), "id": doc_id, "text_column": first_col}
+    report = {**result.report(), "id": doc_id, "text_column": first_col, "audit": outcome.audit}
     report["fields"] = [
         {"field": col, "replacements": [r.to_dict() for r in reps]}
         for (col, _), (_, reps) in zip(texts[1:], field_results, strict=True)

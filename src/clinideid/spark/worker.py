@@ -181,7 +181,7 @@ def deidentify_row(
         log.error("a document failed with an internal error (%s)", outcome.internal)
         return _failed(f"internal error ({outcome.internal})", warnings)
     result, field_results, seconds = outcome.result, outcome.field_results, outcome.seconds
-    report = {**result.report(), "id": doc_id}
+    report = {**result.report(), "id": doc_id, "audit": outcome.audit}
     report["fields"] = [
         {"field": dotted(path), "replacements": [r.to_dict() for r in reps]}
         for (path, _), (_, reps) in zip(fields, field_results, strict=True)
