@@ -129,10 +129,21 @@ def test_resume_skips_finished_steps_and_a_time_budget_trims_the_grid(adapted, t
     opts.time_budget_minutes = 0.001
     report = adapt(opts, progress=lines.append)
     assert report["resumed_steps"] == ["silver", "synthetic"]
+    # only the calibration run fits: its model is the one kept
     assert report["training"]["grid_points_trained"] == 1
+    assert report["training"]["iterations_per_grid_point"] == [5]
     assert report["training"]["time_budget_minutes"] == 0.001
     assert report["training"]["within_budget"] is False
     assert any("train: done" in line for line in lines) and (copy / "pipeline.yaml").is_file()
+
+    # a budget that holds the whole grid: after the calibration run every point gets all its iterations
+    state = json.loads(state_path.read_text("utf-8"))
+    del state["steps"]["train"], state["steps"]["choose"]
+    state_path.write_text(json.dumps(state), encoding="utf-8")
+    opts.time_budget_minutes = 30
+    report = adapt(opts, progress=lines.append)
+    assert report["training"]["iterations_per_grid_point"] == [5] + [opts.max_iterations] * 3
+    assert report["training"]["within_budget"] is True
 
 
 def test_an_existing_run_needs_resume_and_the_same_settings(adapted):

@@ -11,7 +11,8 @@ Steps, each written atomically into the output folder so that ``resume`` skips t
    (``model/``):
 
    - ``crf`` (default): a CRF with rule features, a small (c1, c2) grid selected on the held-back part. A
-     time budget trains the grid points one by one and stops starting new ones when the next would not fit;
+     time budget first times a short calibration run, then gives each grid point the L-BFGS iterations
+     that fit in what is left and starts no point that would not fit;
    - ``neural``: the neural tagger (BiLSTM-CRF), the epoch selected on the held-back part, made
      semi-supervised by the site's unlabelled text in one of two ways: ``semi="charlm"`` reads the
      contextual string embeddings of the step-3 LMs (with rule hits as inputs), ``semi="cvt"`` trains with
@@ -48,6 +49,8 @@ STEPS = ("silver", "synthetic", "lm", "train", "choose")
 MODELS = ("crf", "neural")
 SEMI = ("charlm", "cvt")
 STATE_FILE = "state.json"
+#: L-BFGS iterations of the run that measures an iteration's cost under a time budget
+CALIBRATION_ITERATIONS = 5
 #: (c1, c2) points, most useful first: a time budget trains a prefix of this list
 GRID = ((0.1, 0.01), (0.05, 0.01), (0.2, 0.01))
 
@@ -67,7 +70,7 @@ class AdaptOptions:
     held_back: float = 0.2
     max_iterations: int = 100
     #: site notes (a seeded sample) the model is trained and chosen on: training time and memory grow with
-    #: them, and one CRF grid point is never cut by the time budget
+    #: them (a time budget shortens the CRF's iterations, not the features of every note)
     max_site_notes: int | None = 2000
     model: str = "crf"
     semi: str = "charlm"
@@ -248,6 +251,7 @@ def _train(
     base = {"language": opts.language, "features": {"rules": True}, "max_iterations": opts.max_iterations}
     start = time.perf_counter()
     runs: list[tuple[float, Path, list[dict[str, float]]]] = []
+    iterations_used: list[int] = []
     scratch = work / "grid"
     shutil.rmtree(scratch, ignore_errors=True)
     if budget is None:  # the whole grid in one call: features computed once
@@ -264,12 +268,14 @@ def _train(
             language=opts.language,
         )
         runs.append((max(g["dev_strict_f1"] for g in res.grid), res.model_dir, res.grid))
-    else:  # point by point, while the next one is expected to fit in what is left of the budget
-        for k, (c1, c2) in enumerate(GRID):
-            elapsed = time.perf_counter() - start
-            if k and elapsed / k > budget - elapsed:
-                break
-            cfg = parse_train_config({**base, "c1": [c1], "c2": [c2]})
+    else:
+        # a budget: a short calibration run (CALIBRATION_ITERATIONS L-BFGS iterations, features included)
+        # tells the cost of an iteration; each grid point then gets the iterations that fit in what is left,
+        # and no point starts unless it fits. The calibration model itself is a candidate, so even a budget
+        # too small for more leaves a trained model.
+        def train_point(k: int, c1: float, c2: float, iterations: int) -> float:
+            cfg = parse_train_config({**base, "c1": [c1], "c2": [c2], "max_iterations": iterations})
+            t0 = time.perf_counter()
             res = train_crf(
                 train_docs,
                 dev_docs,
@@ -280,10 +286,21 @@ def _train(
                 language=opts.language,
             )
             runs.append((res.grid[0]["dev_strict_f1"], res.model_dir, res.grid))
+            iterations_used.append(iterations)
             progress(
-                f"train: grid point {k + 1}/{len(GRID)} (c1={c1}, c2={c2}) dev strict F1 "
+                f"train: grid point {k + 1} (c1={c1}, c2={c2}, {iterations} iterations) dev strict F1 "
                 f"{res.grid[0]['dev_strict_f1']:.3f}"
             )
+            return time.perf_counter() - t0
+
+        calibration = min(CALIBRATION_ITERATIONS, opts.max_iterations)
+        per_iteration = train_point(0, *GRID[0], calibration) / calibration
+        for k, (c1, c2) in enumerate(GRID, start=1):
+            left = budget - (time.perf_counter() - start)
+            iterations = min(opts.max_iterations, int(left / per_iteration))
+            if iterations <= calibration:
+                break
+            per_iteration = train_point(k, c1, c2, iterations) / iterations
     best_f1, best_dir, _ = max(runs, key=lambda r: r[0])
     shutil.rmtree(model_dir, ignore_errors=True)
     os.replace(best_dir, model_dir)
@@ -298,6 +315,7 @@ def _train(
         "grid_points_planned": len(GRID),
         "grid_points_trained": len(grid),
         "max_iterations": opts.max_iterations,
+        "iterations_per_grid_point": iterations_used or [opts.max_iterations] * len(grid),
         "time_budget_minutes": opts.time_budget_minutes,
         "within_budget": None if budget is None else seconds <= budget,
         "held_back_strict_f1": best_f1,
