@@ -53,9 +53,14 @@ def luhn_check_digit(payload: str) -> str:
     return str((10 - luhn_checksum(payload + "0")) % 10)
 
 
+def _digits_only(value: str) -> bool:
+    """ASCII digits only: ``str.isdigit`` also accepts superscripts and other scripts' digits."""
+    return value.isascii() and value.isdigit()
+
+
 def validate_luhn(value: str) -> bool:
     number = compact(value)
-    return len(number) >= 2 and number.isdigit() and luhn_checksum(number) == 0
+    return len(number) >= 2 and _digits_only(number) and luhn_checksum(number) == 0
 
 
 def generate_luhn(rand: Rand, length: int, prefix: str = "") -> str:
@@ -347,7 +352,7 @@ def validate_au_medicare(value: str) -> bool:
     """An Australian Medicare card number: 10 digits (an 11th, the card position, may follow), first digit
     2–6, the 9th a weighted check digit of the first 8 (weights 1 3 7 9 1 3 7 9, mod 10)."""
     digits = compact(value)
-    if not digits.isdigit() or len(digits) not in (10, 11) or digits[0] not in "23456":
+    if not _digits_only(digits) or len(digits) not in (10, 11) or digits[0] not in "23456":
         return False
     check = sum(int(d) * w for d, w in zip(digits[:8], (1, 3, 7, 9, 1, 3, 7, 9), strict=True)) % 10
     return check == int(digits[8])
@@ -360,7 +365,7 @@ def validate_gb_nino(value: str) -> bool:
     """A UK National Insurance number's structure (it has no check digit): two prefix letters (not D, F, I,
     Q, U, V; the second not O; not BG, GB, KN, NK, NT, TN, ZZ), six digits, a suffix A–D."""
     v = compact(value)
-    if len(v) != 9 or not v[2:8].isdigit() or v[8] not in "ABCD":
+    if len(v) != 9 or not _digits_only(v[2:8]) or v[8] not in "ABCD":
         return False
     a, b = v[0], v[1]
     return (
