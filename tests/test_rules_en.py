@@ -36,7 +36,7 @@ def spans():
         ("DATE", "02/03/2024"),
         ("DOCTOR", "Maria Okafor"),
         ("DOCTOR", "Okafor"),
-        ("AGE", "76 y/o"),
+        ("AGE", "76"),  # the unit stays outside (i2b2)
         ("HOSPITAL", "Lakeside General Hospital"),
         ("DATE", "March 3, 2024"),
         ("STREET", "88 Birchwood Avenue, Apt 2C"),
