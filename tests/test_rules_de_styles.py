@@ -140,7 +140,7 @@ def test_partial_and_written_dates(det: RuleDetector, text: str, value: str) -> 
         ("Zwei Kinder (7 und 11 Jahre).", "7"),
         ("Das 3 Jahre und 4 Monate alte Kind", "3"),
         ("Pat.: Muster, Anna, *03.05.1950, 73 J.\nPat.-ID 1234", "73"),
-        ("Befund: 81j. Pat. in gutem AZ", "81j."),
+        ("Befund: 81j. Pat. in gutem AZ", "81j"),
     ],
 )
 def test_ages(det: RuleDetector, text: str, value: str) -> None:

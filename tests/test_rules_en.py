@@ -36,7 +36,7 @@ def spans():
         ("DATE", "02/03/2024"),
         ("DOCTOR", "Maria Okafor"),
         ("DOCTOR", "Okafor"),
-        ("AGE", "76 y/o"),
+        ("AGE", "76"),  # the unit stays outside (i2b2)
         ("HOSPITAL", "Lakeside General Hospital"),
         ("DATE", "March 3, 2024"),
         ("STREET", "88 Birchwood Avenue, Apt 2C"),
@@ -209,3 +209,35 @@ def test_a_field_value_ends_before_the_next_key_on_its_line(line, name):
     doc = Document("line", line, language="en")
     found = [(s.label, s.text) for s in RuleDetector(language="en").detect_one(doc)]
     assert ("PATIENT", name) in found
+
+
+@pytest.mark.parametrize(
+    ("text", "piece"),
+    [
+        ("Referred by the GMF Notre-Dame-de-Grâce clinic.", "Notre-Dame-de-Grâce"),
+        ("She moved to Saint-Luc last year.", "Saint-Luc"),
+    ],
+)
+def test_a_name_found_inside_a_hyphenated_word_covers_the_whole_word(text, piece):
+    doc = Document("compound", text, language="en")
+    found = [s.text for s in RuleDetector(language="en").detect_one(doc)]
+    assert piece in found, found
+
+
+@pytest.mark.parametrize(
+    ("text", "street"),
+    [
+        ("Pt is a barber, owns a shop on Lorain Ave, still working.", "Lorain Ave"),
+        ("Department of Neurology, Stott Lane, Salford", "Stott Lane"),
+    ],
+)
+def test_a_street_without_house_number_after_a_cue(text, street):
+    doc = Document("street", text, language="en")
+    assert ("STREET", street) in [(s.label, s.text) for s in RuleDetector(language="en").detect_one(doc)]
+
+
+def test_hyphenated_clinical_words_stay_out_of_names():
+    doc = Document("clinical", "Non-Hodgkin lymphoma; anti-Xa level; Mr. Smith-Jones seen.", language="en")
+    found = [(s.label, s.text) for s in RuleDetector(language="en").detect_one(doc)]
+    assert all("Hodgkin" not in t and "Xa" not in t for _, t in found), found
+    assert any(t == "Smith-Jones" for _, t in found), found

@@ -117,7 +117,7 @@ IT_DISCHARGE_PHI: Expected = [
     ("Ospedale San Raffaele di Milano", "HOSPITAL"),
     ("3 marzo 2023", "DATE"),
     ("15 marzo 2023", "DATE"),
-    ("77 anni", "AGE"),
+    ("77", "AGE"),
     ("Via Roma 45", "STREET"),
     ("20121", "ZIP"),
     ("Milano", "CITY", 1),
@@ -175,7 +175,7 @@ IT_EMERGENCY_PHI: Expected = [
     ("Bari", "CITY"),
     ("3 marzo 1950", "DATE"),
     ("02-02-2024", "DATE"),
-    ("73 anni", "AGE"),
+    ("73", "AGE"),
     ("Carlo Romano", "PATIENT"),
     ("+39 347 555 0192", "PHONE"),
     ("Piazza Garibaldi 8", "STREET"),
@@ -221,8 +221,8 @@ def test_it_note_name_date_id_phone_offsets() -> None:
         ("Paziente nata il 3 marzo 1950.", "3 marzo 1950", "DATE"),
         ("Data di nascita: 04/01/1980", "04/01/1980", "DATE"),
         # ages
-        ("Uomo di 60 anni.", "60 anni", "AGE"),
-        ("Paziente di 77 anni.", "77 anni", "AGE"),
+        ("Uomo di 60 anni.", "60", "AGE"),
+        ("Paziente di 77 anni.", "77", "AGE"),
         ("Età: 81", "81", "AGE"),
         # identifiers
         (f"CF {CF_BIANCHI}", CF_BIANCHI, "SSN"),
@@ -301,7 +301,7 @@ RU_DISCHARGE_PHI: Expected = [
     ("ул. Ленина, д. 15, кв. 42", "STREET"),
     ("5 марта 2023 г.", "DATE"),
     ("ГКБ № 15 имени О.М. Филатова", "HOSPITAL"),
-    ("66 лет", "AGE"),
+    ("66", "AGE"),
     ("Петровой А.В.", "DOCTOR"),
     ("14.03.2023", "DATE"),
     ("Иванова Мария Ивановна", "PATIENT"),
@@ -319,7 +319,7 @@ RU_CARDIOLOGY = f"""Городская клиническая больница �
 Адрес: 119049, г. Москва, Ленинский проспект, д. 8, корп. 2, кв. 17
 Тел.: 8 (903) 555-12-34
 
-Поступила 12 января 2024 года. Больная 62 лет, в возрасте 45 лет перенесла инфаркт миокарда.
+Поступила 12 января 2024 года. Больная 62 лет, в возрасте 39 лет перенесла инфаркт миокарда.
 С 2015 г. наблюдается у кардиолога. Принимает Аспирин 100 мг и Бисопролол 5 мг.
 Лечащий врач: Кузнецов Д.А.
 Зав. отделением И.П. Соколов
@@ -336,8 +336,8 @@ RU_CARDIOLOGY_PHI: Expected = [
     ("Ленинский проспект, д. 8, корп. 2, кв. 17", "STREET"),
     ("8 (903) 555-12-34", "PHONE"),
     ("12 января 2024 года", "DATE"),
-    ("62 лет", "AGE"),
-    ("45 лет", "AGE"),
+    ("62", "AGE"),
+    ("39", "AGE"),
     ("2015 г.", "DATE"),
     ("Кузнецов Д.А.", "DOCTOR"),
     ("И.П. Соколов", "DOCTOR"),
@@ -399,9 +399,9 @@ def test_ru_note_name_date_id_phone_offsets() -> None:
         ("Дата рождения: 12.04.1956", "12.04.1956", "DATE"),
         ("Пациентка 1948 года рождения.", "1948", "DATE"),
         # ages
-        ("Больной 45 лет.", "45 лет", "AGE"),
-        ("Инсульт в возрасте 45 лет.", "45 лет", "AGE"),
-        ("Мальчик 3 месяца.", "3 месяца", "AGE"),
+        ("Больной 45 лет.", "45", "AGE"),
+        ("Инсульт в возрасте 45 лет.", "45", "AGE"),
+        ("Мальчик 3 месяца.", "3", "AGE"),
         # identifiers
         (f"СНИЛС {SNILS_2}", SNILS_2, "SSN"),
         (f"ИНН: {INN_12}", INN_12, "IDNUM"),
@@ -635,7 +635,7 @@ DE_DISCHARGE_PHI: Expected = [
     ("Charité", "HOSPITAL"),
     ("12.02.2024", "DATE"),
     ("20.02.2024", "DATE"),
-    ("74-jährige", "AGE"),
+    ("74", "AGE"),
     ("Andrea Wagner", "DOCTOR"),
     ("Monika Schneider", "PATIENT"),
     ("030 1234567", "PHONE"),
@@ -674,7 +674,7 @@ DE_LETTER_PHI: Expected = [
     ("20231145", "MEDICALRECORD"),
     ("3. Jan. 2024", "DATE"),
     ("9. Jan. 2024", "DATE"),
-    ("73 Jahre alt", "AGE"),
+    ("73", "AGE"),
     ("2015", "DATE"),
     ("Hans Weber", "DOCTOR"),
     ("Julia Becker", "DOCTOR"),
@@ -695,7 +695,7 @@ DE_REPORT_PHI: Expected = [
     ("23.11.1987", "DATE"),
     ("4711-0815", "MEDICALRECORD"),
     (KVNR_2, "HEALTHPLAN"),
-    ("35-jährige", "AGE"),
+    ("35", "AGE"),
     ("Thomas Huber", "DOCTOR"),
     ("Marienplatz 1", "STREET"),
     ("80331", "ZIP"),
@@ -739,11 +739,11 @@ def test_de_note_name_date_id_phone_offsets() -> None:
         ("Frau Weber, geboren am 12. März 1950", "12. März 1950", "DATE"),
         ("Geburtsdatum: 01.02.1960", "01.02.1960", "DATE"),
         # ages
-        ("Ein 54-jähriger Patient.", "54-jähriger", "AGE"),
-        ("Patientin ist 54-jährig.", "54-jährig", "AGE"),
-        ("Der 74-jährige Patient klagt über Schmerzen.", "74-jährige", "AGE"),
-        ("Die Patientin ist 54 Jahre alt.", "54 Jahre alt", "AGE"),
-        ("Diagnose im Alter von 54 Jahren.", "54 Jahren", "AGE"),
+        ("Ein 54-jähriger Patient.", "54", "AGE"),
+        ("Patientin ist 54-jährig.", "54", "AGE"),
+        ("Der 74-jährige Patient klagt über Schmerzen.", "74", "AGE"),
+        ("Die Patientin ist 54 Jahre alt.", "54", "AGE"),
+        ("Diagnose im Alter von 54 Jahren.", "54", "AGE"),
         # identifiers
         (f"KVNR {KVNR_2}", KVNR_2, "HEALTHPLAN"),
         ("Versichertennummer: B987654321", "B987654321", "HEALTHPLAN"),

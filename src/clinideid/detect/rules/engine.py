@@ -16,7 +16,7 @@ in the length of the text (the packs keep their own patterns linear; ``tests/tes
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 from clinideid.detect.rules.compiler import CompiledPack, CompiledPass
@@ -27,6 +27,10 @@ from clinideid.detect.rules.propagate import Seed, find_variants
 from clinideid.errors import ConfigError
 from clinideid.text.style import CaseRegions, case_regions
 
+#: labels of names and places, which grow to the whole hyphenated word they sit in
+COMPOUND_LABELS = frozenset(
+    {"PATIENT", "DOCTOR", "PERSON", "CITY", "STREET", "HOSPITAL", "ORGANIZATION", "LOCATION_OTHER", "STATE"}
+)
 _EDGE_PUNCT = " \t\r\n\f\v,;:(-–—/"
 
 
@@ -42,6 +46,41 @@ class Found:
     pass_name: str
     safe: bool = False
     propagated: bool = False
+
+
+def _compound_start(text: str, start: int, floor: int) -> int:
+    """Where the hyphenated word that ``start`` lies in begins ("Notre-Dame-de-Grâce" from "Grâce")."""
+    while start - 2 >= floor and text[start - 1] == "-" and text[start - 2].isalpha():
+        start -= 1
+        while start - 1 >= floor and text[start - 1].isalpha():
+            start -= 1
+    return start
+
+
+def _compound_end(text: str, end: int, ceiling: int) -> int:
+    while end + 1 < ceiling and text[end] == "-" and text[end + 1].isalpha():
+        end += 1
+        while end < ceiling and text[end].isalpha():
+            end += 1
+    return end
+
+
+def _whole_compounds(spans: list[Found], text: str) -> list[Found]:
+    """Name and place spans grown to the whole hyphenated word they are part of.
+
+    A list hit inside a compound ("Grâce" of "Notre-Dame-de-Grâce", "Saint" of "Saint-Luc") names only a
+    piece of it; the rest of the compound is the same name. Never over a neighbouring span.
+    """
+    out: list[Found] = []
+    for i, f in enumerate(spans):
+        if f.label not in COMPOUND_LABELS or not text[f.start : f.end].replace("-", "").isalpha():
+            out.append(f)
+            continue
+        floor = out[-1].end if out else 0
+        ceiling = spans[i + 1].start if i + 1 < len(spans) else len(text)
+        start, end = _compound_start(text, f.start, floor), _compound_end(text, f.end, ceiling)
+        out.append(f if (start, end) == (f.start, f.end) else replace(f, start=start, end=end))
+    return out
 
 
 def _trim(text: str, s: int, e: int, chars: str) -> tuple[int, int]:
@@ -176,7 +215,7 @@ class RuleEngine:
                 chosen.extend(extra)
             found.extend(chosen)
         kept = sorted((f for f in found if not f.safe), key=lambda f: f.start)
-        return self._merge_adjacent(kept, text)
+        return self._merge_adjacent(_whole_compounds(kept, text), text)
 
     def _merge_adjacent(self, spans: list[Found], text: str) -> list[Found]:
         labels = self.pack.merge_labels
