@@ -118,6 +118,34 @@ def split_by_document(
     return [s for s in seqs if s.doc in first], [s for s in seqs if s.doc not in first]
 
 
+def _fit_and_count(
+    model: nn.Module,
+    logits: Callable[[list], torch.Tensor],
+    train: list,
+    test: list,
+    epochs: int,
+    rng: random.Random,
+) -> int:
+    """Train a binary attacker (Adam, BCE on ``logits`` of a batch; each example's label is its last item) and
+    count its correct predictions on ``test``."""
+    opt = torch.optim.Adam(model.parameters(), lr=0.003)
+    bce = nn.functional.binary_cross_entropy_with_logits
+    for _ in range(epochs):
+        rng.shuffle(train)
+        for k in range(0, len(train), 32):
+            chunk = train[k : k + 32]
+            loss = bce(logits(chunk), torch.tensor([c[-1] for c in chunk]))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    correct = 0
+    with torch.no_grad():
+        for k in range(0, len(test), 64):
+            chunk = test[k : k + 64]
+            correct += int(((logits(chunk) > 0).float() == torch.tensor([c[-1] for c in chunk])).sum())
+    return correct
+
+
 def _pair_data(
     seqs: Sequence[TokenSequence], represent: Represent, vectors: WordVectors, rng: random.Random
 ) -> list[tuple[np.ndarray, np.ndarray, float]]:
@@ -155,26 +183,13 @@ def adversary_attack(
     test = _pair_data(test_seqs, represent, vectors, rng)
     rep_dim = train[0][0].shape[1]
     adv = EmbeddingAdversary(rep_dim, vectors.dim, hidden)
-    opt = torch.optim.Adam(adv.parameters(), lr=0.003)
-    bce = nn.functional.binary_cross_entropy_with_logits
-    for _ in range(epochs):
-        rng.shuffle(train)
-        for k in range(0, len(train), 32):
-            chunk = train[k : k + 32]
-            r, mask = pad([c[0] for c in chunk], rep_dim)
-            e, _ = pad([c[1] for c in chunk], vectors.dim)
-            loss = bce(adv(r, e, mask), torch.tensor([c[2] for c in chunk]))
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-    correct = 0
-    with torch.no_grad():
-        for k in range(0, len(test), 64):
-            chunk = test[k : k + 64]
-            r, mask = pad([c[0] for c in chunk], rep_dim)
-            e, _ = pad([c[1] for c in chunk], vectors.dim)
-            pred = (adv(r, e, mask) > 0).float()
-            correct += int((pred == torch.tensor([c[2] for c in chunk])).sum())
+
+    def logits(chunk: list) -> torch.Tensor:
+        r, mask = pad([c[0] for c in chunk], rep_dim)
+        e, _ = pad([c[1] for c in chunk], vectors.dim)
+        return adv(r, e, mask)
+
+    correct = _fit_and_count(adv, logits, train, test, epochs, rng)
     return AttackResult.make(
         "retrained adversary", "accuracy", correct, len(test), 0.5, threshold, train_pairs=len(train)
     )
@@ -277,22 +292,11 @@ def discriminator_attack(
     if not train or not test:
         raise InputError("the discriminator needs sequences with PHI in at least 2 documents")
     model = _Discriminator(vectors.dim)
-    opt = torch.optim.Adam(model.parameters(), lr=0.003)
-    bce = nn.functional.binary_cross_entropy_with_logits
-    for _ in range(epochs):
-        rng.shuffle(train)
-        for k in range(0, len(train), 32):
-            chunk = train[k : k + 32]
-            x, mask = pad([c[0] for c in chunk], vectors.dim)
-            loss = bce(model(x, mask), torch.tensor([c[1] for c in chunk]))
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-    correct = 0
-    with torch.no_grad():
-        for k in range(0, len(test), 64):
-            chunk = test[k : k + 64]
-            x, mask = pad([c[0] for c in chunk], vectors.dim)
-            correct += int(((model(x, mask) > 0).float() == torch.tensor([c[1] for c in chunk])).sum())
+
+    def logits(chunk: list) -> torch.Tensor:
+        x, mask = pad([c[0] for c in chunk], vectors.dim)
+        return model(x, mask)
+
+    correct = _fit_and_count(model, logits, train, test, epochs, rng)
     majority = max(sum(y for _, y in test), len(test) - sum(y for _, y in test)) / len(test)
     return AttackResult.make("discriminator", "accuracy", correct, len(test), majority, threshold)
