@@ -57,5 +57,8 @@ def compute(task: Task, deid: MultilingualDeidentifier) -> Outcome:
     except Exception as exc:  # a bug must not lose the rest of the batch; the type is enough to report
         return Outcome(internal=type(exc).__name__)
     seconds = time.perf_counter() - started
-    audit = audit_document(result.text, result.language, result.replacements)
+    try:
+        audit = audit_document(result.text, result.language, result.replacements)
+    except Exception as exc:  # an audit bug fails this document's report, never the batch
+        return Outcome(internal=f"audit: {type(exc).__name__}")
     return Outcome(result, field_results, seconds, audit)
