@@ -41,6 +41,7 @@ from typing import Any
 
 import yaml
 
+from clinideid.batch.journal import write_atomic
 from clinideid.document import Document, Span
 from clinideid.errors import ConfigError, InputError
 from clinideid.text.language import SUPPORTED
@@ -108,10 +109,8 @@ class AdaptOptions:
 # -- storage ------------------------------------------------------------------------------------------------
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+def _write(path: Path, data: bytes) -> None:
+    write_atomic(path, data, tmp_dir=path.parent)
 
 
 def _doc_line(doc: Document) -> str:
@@ -157,7 +156,7 @@ class _State:
     def finish(self, step: str, result: dict[str, Any]) -> None:
         self.steps[step] = result
         body = {"settings": self.settings, "steps": self.steps}
-        _write_atomic(self.path, (json.dumps(body, indent=2) + "\n").encode("utf-8"))
+        _write(self.path, (json.dumps(body, indent=2) + "\n").encode("utf-8"))
 
 
 # -- steps --------------------------------------------------------------------------------------------------
@@ -221,7 +220,7 @@ def make_synthetic(opts: AdaptOptions, target: Path) -> dict[str, Any]:
     from clinideid.synth import generate
 
     docs = generate(opts.language, opts.synthetic, seed=opts.seed) if opts.synthetic else []
-    _write_atomic(target, "".join(_doc_line(d) for d in docs).encode("utf-8"))
+    _write(target, "".join(_doc_line(d) for d in docs).encode("utf-8"))
     return {"notes": len(docs), "spans": sum(len(d.spans) for d in docs)}
 
 
@@ -394,7 +393,7 @@ def pretrain_lms(opts: AdaptOptions, silver_path: Path, lm_dir: Path, progress: 
             "stop_reason": res.stop_reason,
             "seconds": round(res.seconds, 1),
         }
-        _write_atomic(done, json.dumps(summary).encode("utf-8"))
+        _write(done, json.dumps(summary).encode("utf-8"))
         result[direction] = summary
         progress(f"lm: {direction} bits/char {res.best_bpc:.3f} ({res.stop_reason})")
     return result
@@ -492,7 +491,7 @@ def _choose(opts: AdaptOptions, held: list[Document], model_dir: Path) -> dict[s
     choice = hybrid.fit_per_label(held, scores)
     text = _pipeline_yaml(opts.language, hybrid.to_config(), opts.model)
     parse_config(yaml.safe_load(text), "adapted pipeline")  # never write a config deid would refuse
-    _write_atomic(opts.out / "pipeline.yaml", text.encode("utf-8"))
+    _write(opts.out / "pipeline.yaml", text.encode("utf-8"))
     return {
         "per_label": {
             label: {"choice": choice[label], "strict_f1": {k: round(v, 4) for k, v in scores[label].items()}}
@@ -603,5 +602,5 @@ def adapt(opts: AdaptOptions, progress: Progress | None = None) -> dict[str, Any
         "resumed_steps": skipped,
         "config_digest": hashlib.sha256((opts.out / "pipeline.yaml").read_bytes()).hexdigest(),
     }
-    _write_atomic(opts.out / "adapt.json", (json.dumps(report, indent=2) + "\n").encode("utf-8"))
+    _write(opts.out / "adapt.json", (json.dumps(report, indent=2) + "\n").encode("utf-8"))
     return report
