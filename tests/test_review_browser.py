@@ -1,5 +1,7 @@
 """The review page in a real headless Chromium against a real server: open, accept, reject, add a span by
-selecting text, preview, export, and the corrections stored in the database."""
+selecting text, preview, export, and the corrections stored in the database; all under the page's
+Content-Security-Policy (no violation logged), and a job's audit page in a sandboxed frame that cannot read
+the page's token."""
 
 import json
 import shutil
@@ -37,6 +39,9 @@ def _driver(download_dir: Path):
     options.add_experimental_option(
         "prefs", {"download.default_directory": str(download_dir), "download.prompt_for_download": False}
     )
+    options.set_capability(
+        "goog:loggingPrefs", {"browser": "ALL"}
+    )  # console messages, CSP violations included
     return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
 
 
@@ -66,6 +71,21 @@ return sel.toString();
 """
 
 
+# from the page: the frame's document and its sessionStorage (an opaque origin: neither is reachable)
+FRAME_REACH_JS = """
+const frame = arguments[0];
+let storage = "read";
+try { frame.contentWindow.sessionStorage.length; } catch (e) { storage = e.name; }
+return {document: frame.contentDocument === null ? null : "reachable", storage: storage};
+"""
+
+
+def _job_done(url: str, job_id: str) -> bool:
+    status = httpx.get(f"{url}/v1/jobs/{job_id}", timeout=10).json()["status"]
+    assert status not in ("failed", "interrupted"), status
+    return status == "done"
+
+
 def test_review_page_accept_reject_add_export(tmp_path):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
@@ -80,6 +100,12 @@ def test_review_page_accept_reject_add_export(tmp_path):
         )
         assert created.status_code == 201, created.text
         doc_id = created.json()["documents"][0]["id"]
+        job = httpx.post(
+            server.url + "/v1/jobs",
+            files={"file": ("notes.jsonl", json.dumps({"id": "j1", "text": TEXT}).encode() + b"\n")},
+            data={"language": "en"},
+            timeout=30,
+        ).json()["id"]
         driver = _driver(downloads)
         try:
             driver.get(server.url + "/review")
@@ -116,6 +142,30 @@ def test_review_page_accept_reject_add_export(tmp_path):
             shot = tmp_path / "review-page.png"
             driver.save_screenshot(str(shot))
             print(f"review page screenshot: {shot}")
+
+            # a token in sessionStorage (the server has none configured and ignores it), then the job's audit
+            token = driver.find_element(By.ID, "token")
+            token.send_keys("browser-test-token-0123456789")
+            driver.execute_script("arguments[0].dispatchEvent(new Event('change'))", token)
+            _wait(lambda: _job_done(server.url, job), timeout=120)
+            driver.find_element(By.ID, "btn-jobs").click()
+            _wait(
+                lambda: [
+                    b for b in driver.find_elements(By.CSS_SELECTOR, "#side li button") if b.text == "audit"
+                ]
+            )[0].click()
+            frame = _wait(lambda: driver.find_elements(By.ID, "audit-frame"))[0]
+            assert frame.get_attribute("sandbox") == ""  # no allow-scripts, no allow-same-origin
+            assert driver.execute_script("return sessionStorage.getItem('clinideid-token')")
+            reach = driver.execute_script(FRAME_REACH_JS, frame)
+            assert reach == {"document": None, "storage": "SecurityError"}, reach
+            driver.switch_to.frame(frame)
+            assert "residual-risk audit" in _wait(lambda: driver.find_element(By.TAG_NAME, "h1").text)
+            assert driver.find_elements(By.TAG_NAME, "table")
+            driver.switch_to.default_content()
+            console = driver.get_log("browser")
+            violations = [e["message"] for e in console if "Content Security Policy" in e["message"]]
+            assert violations == [], violations
         finally:
             driver.quit()
         record = json.loads(_wait(lambda: export.read_text("utf-8")).splitlines()[0])

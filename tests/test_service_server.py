@@ -34,11 +34,22 @@ def test_real_server_serves_authenticates_and_shuts_down_cleanly(tmp_path, monke
             headers={"Authorization": f"Bearer {token}"},
         )
         assert analyzed.status_code == 200 and analyzed.json()
+        assert (
+            analyzed.headers["x-frame-options"] == "DENY" and analyzed.headers["cache-control"] == "no-store"
+        )
+        # a path or query value the caller chose reaches no log line: the access log names the route
+        probe = httpx.get(
+            server.url + "/v1/jobs/zqxjobmarker",
+            params={"reviewer": "zqxquerymarker"},
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        assert probe.status_code == 404
     # graceful shutdown on SIGTERM (uvicorn re-raises the signal once it is done: status -15)
     assert server.returncode in (0, -15)
     log = server.log_text()
     assert "Application shutdown complete" in log and '"POST /v1/deidentify HTTP/1.1" 200' in log
     assert "Harrowgate" not in log and "4829105" not in log
+    assert '"GET /v1/jobs/{job_id} HTTP/1.1" 404' in log and "zqx" not in log and token not in log
 
 
 def test_small_load_run_on_loopback():

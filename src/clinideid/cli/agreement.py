@@ -57,8 +57,9 @@ def agreement(
             raise InputError(f"no review database at {review_db}")
         from clinideid.service.review.db import ReviewStore
         from clinideid.service.review.routes import review_agreement
+        from clinideid.service.tenancy import LOCAL
 
-        report = review_agreement(ReviewStore(review_db))
+        report = review_agreement(ReviewStore(review_db), LOCAL)  # the command line sees every tenant
     else:
         report = compute(*_read_exports(exports))
     typer.echo(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 from pathlib import Path
 
@@ -11,6 +12,21 @@ from clinideid.cli import app, options
 from clinideid.errors import ConfigError
 
 log = logging.getLogger(__name__)
+
+
+def _log_config() -> dict:
+    """uvicorn's logging, with the service's own access log (route templates, no query) in place of its own."""
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config["handlers"]["service_access"] = {
+        "formatter": "default", "class": "logging.StreamHandler", "stream": "ext://sys.stdout"
+    }  # fmt: skip
+    config["loggers"]["clinideid.service"] = {"handlers": ["default"], "level": "INFO", "propagate": False}
+    config["loggers"]["clinideid.service.access"] = {
+        "handlers": ["service_access"], "level": "INFO", "propagate": False
+    }  # fmt: skip
+    return config
 
 
 @app.command(
@@ -29,8 +45,9 @@ def serve(
     tokens_file: Path | None = typer.Option(
         None,
         "--tokens-file",
-        help="Bearer tokens, one per line (also $CLINIDEID_API_TOKENS). Without any, only loopback clients "
-        "are served.",
+        help="Bearer tokens, one per line (also $CLINIDEID_API_TOKENS), each optionally followed by "
+        "tenant=NAME (tokens of one tenant share its jobs and review documents) and admin (sees every "
+        "tenant's). A bare token is a tenant of its own. Without any, only loopback clients are served.",
     ),
     state_dir: Path = typer.Option(
         Path("clinideid-service"), "--state-dir", help="Jobs, the review database and the job key live here."
@@ -45,7 +62,7 @@ def serve(
 ) -> None:
     """Serve the REST API (/v1, Presidio-compatible /analyze and /anonymize) and the review page."""
     from clinideid.cli.deid import _load_key
-    from clinideid.service.settings import ServiceSettings, load_tokens
+    from clinideid.service.settings import ServiceSettings, load_access
 
     try:
         import uvicorn
@@ -58,15 +75,17 @@ def serve(
     key = _load_key(key_file, ephemeral_key)
     if key is None:
         raise ConfigError("clinideid serve needs --key-file (or --ephemeral-key for a throw-away server)")
-    tokens = load_tokens(tokens_file)
+    access = load_access(tokens_file)
     from clinideid.service.security import is_loopback
 
-    if not tokens and not is_loopback(host):
+    if not access.tokens and not is_loopback(host):
         log.warning("no API tokens configured: only loopback clients will be served")
     settings = ServiceSettings(
         key=key,
         state_dir=state_dir,
-        tokens=tokens,
+        tokens=access.tokens,
+        tenants=access.tenants,
+        admin_tokens=access.admin_tokens,
         language=language,
         max_request_bytes=max_request_bytes,
         time_limit=time_limit,
@@ -74,5 +93,5 @@ def serve(
         input_root=input_root,
         key_file=key_file,
     )
-    # access log lines hold method, path and status only (no bodies, no query values that are text)
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="info", access_log=True)
+    # access log lines hold the method, the route's template and the status (no body, no caller's value)
+    uvicorn.run(create_app(settings), host=host, port=port, log_config=_log_config(), access_log=False)

@@ -11,7 +11,17 @@ from fastapi.responses import FileResponse
 from clinideid.audit.residual import audit_document
 from clinideid.document import Document
 from clinideid.errors import ClinideidError, ConfigError, InputError
+from clinideid.service.checks import (
+    check_language,
+    check_models,
+    check_operators,
+    invalid,
+    pipeline_error,
+    public_error,
+)
+from clinideid.service.headers import AUDIT_CSP, attachment
 from clinideid.service.schemas import BatchOut, DeidRequest, DocumentIn, JobFromPath
+from clinideid.service.tenancy import caller_of
 
 router = APIRouter(prefix="/v1")
 
@@ -44,9 +54,19 @@ def _check_sizes(request: Request, docs: list[DocumentIn]) -> None:
     settings = request.app.state.settings
     if len(docs) > settings.max_batch_documents:
         raise HTTPException(413, f"at most {settings.max_batch_documents} documents per request")
-    for doc in docs:
+    for i, doc in enumerate(docs):
         if len(doc.text) > settings.max_document_chars:
-            raise HTTPException(413, f"document {doc.id!r} is over {settings.max_document_chars} characters")
+            field = "text" if len(docs) == 1 else f"documents[{i}].text"
+            raise invalid(field, f"is over {settings.max_document_chars} characters", 413)
+
+
+def _check_fields(body: DeidRequest) -> None:
+    """The pipeline fields of a request, each named in its error (before any pipeline is built)."""
+    check_language(body.language, "language")
+    for i, doc in enumerate(body.documents or ()):
+        check_language(doc.language, f"documents[{i}].language", auto=False)
+    check_operators(overrides_of(body.operators, None).get("operators"))
+    check_models(body.models)
 
 
 def _run_documents(request: Request, body: DeidRequest, mode: Literal["detect", "deidentify"]):
@@ -79,9 +99,9 @@ def _run_documents(request: Request, body: DeidRequest, mode: Literal["detect", 
                         out["audit"] = audit_document(res.text, lang, reps)
                     results.append(out)
             except ConfigError as exc:
-                raise HTTPException(422, str(exc)) from None
+                raise HTTPException(422, public_error(exc)) from None
             except ClinideidError as exc:
-                errors.append({"id": d.id, "error": str(exc)})
+                errors.append({"id": d.id, "error": public_error(exc)})
         return BatchOut(documents=results, errors=errors)
 
     return engine, work
@@ -97,19 +117,21 @@ def _single_or_batch(body: DeidRequest, out: BatchOut) -> dict[str, Any]:
 
 @router.post("/deidentify", summary="De-identify one document (`text`) or a batch (`documents`)")
 async def deidentify(request: Request, body: DeidRequest) -> dict[str, Any]:
+    _check_fields(body)
     try:
         engine, work = _run_documents(request, body, "deidentify")
     except ClinideidError as exc:
-        raise HTTPException(422, str(exc)) from None
+        raise pipeline_error(exc) from None
     return _single_or_batch(body, await engine.run(work))
 
 
 @router.post("/detect", summary="Detect PHI spans in one document (`text`) or a batch (`documents`)")
 async def detect(request: Request, body: DeidRequest) -> dict[str, Any]:
+    _check_fields(body)
     try:
         engine, work = _run_documents(request, body, "detect")
     except ClinideidError as exc:
-        raise HTTPException(422, str(exc)) from None
+        raise pipeline_error(exc) from None
     return _single_or_batch(body, await engine.run(work))
 
 
@@ -150,13 +172,25 @@ def pipelines(request: Request) -> dict[str, Any]:
 
 # -- jobs ---------------------------------------------------------------------------------------------------
 def _job_options(language: str | None, scope: str | None, operators: str | dict | None) -> dict[str, Any]:
+    """A job's options, checked here (the job process would only fail later, with a message in its log)."""
     if isinstance(operators, str) and operators.strip():
         try:
             operators = json.loads(operators)
         except json.JSONDecodeError:
-            raise HTTPException(422, "operators must be a JSON object {LABEL: {operator, options}}") from None
+            operators = None
+        if not isinstance(operators, dict) or not all(isinstance(v, dict) for v in operators.values()):
+            raise invalid("operators", "must be a JSON object {LABEL: {operator, options}}")
     if scope not in (None, "", "document", "patient", "corpus"):
-        raise HTTPException(422, "scope must be document, patient or corpus")
+        raise invalid("scope", "must be document, patient or corpus")
+    check_language(language or None, "language")
+    check_operators(operators or None)
+    for label, spec in (operators or {}).items():  # the job gets them as `--operator LABEL=OP:key=value,...`
+        for key, value in (spec.get("options") or {}).items():
+            if not key.isidentifier() or not isinstance(value, str | int | float | bool) or "," in str(value):
+                raise invalid(
+                    f"operators.{label}.options", "of a job must be names with numbers, booleans or strings "
+                    "without commas"
+                )  # fmt: skip
     return {"language": language or None, "scope": scope or None, **overrides_of(operators or None, None)}
 
 
@@ -179,7 +213,7 @@ async def create_job(
 ) -> dict[str, Any]:
     data = await file.read()
     options = _job_options(language, scope, operators)
-    return _jobs_call(request.app.state.jobs.create, data, options)
+    return _jobs_call(request.app.state.jobs.create, data, options, caller_of(request))
 
 
 @router.post(
@@ -191,40 +225,43 @@ def create_job_from_path(request: Request, body: JobFromPath) -> dict[str, Any]:
     options = _job_options(
         body.language, body.scope, {k: v.model_dump() for k, v in (body.operators or {}).items()}
     )
-    return _jobs_call(jobs.create, path, options)
+    return _jobs_call(jobs.create, path, options, caller_of(request))
 
 
-@router.get("/jobs", summary="All jobs with their status")
+@router.get("/jobs", summary="The caller's jobs with their status (an admin's: every job)")
 def list_jobs(request: Request) -> dict[str, Any]:
-    return {"jobs": request.app.state.jobs.list()}
+    return {"jobs": request.app.state.jobs.list(caller_of(request))}
 
 
 @router.get("/jobs/{job_id}", summary="A job's status and progress")
 def job_status(request: Request, job_id: str) -> dict[str, Any]:
-    return _jobs_call(request.app.state.jobs.status, job_id)
+    return _jobs_call(request.app.state.jobs.status, job_id, caller_of(request))
 
 
 @router.post("/jobs/{job_id}/resume", status_code=202, summary="Resume an interrupted or failed job")
 def resume_job(request: Request, job_id: str) -> dict[str, Any]:
     jobs = request.app.state.jobs
-    _jobs_call(jobs.start, job_id, True)
-    return jobs.status(job_id)
+    _jobs_call(jobs.start, job_id, True, caller_of(request))
+    return jobs.status(job_id, caller_of(request))
 
 
 @router.post("/jobs/{job_id}/cancel", summary="Stop a job after its current document")
 def cancel_job(request: Request, job_id: str) -> dict[str, Any]:
     jobs = request.app.state.jobs
-    _jobs_call(jobs.cancel, job_id)
-    return jobs.status(job_id)
+    _jobs_call(jobs.cancel, job_id, caller_of(request))
+    return jobs.status(job_id, caller_of(request))
 
 
 @router.get("/jobs/{job_id}/{part}", summary="Download a job's result (JSONL), report, summary or audit page")
 def job_file(
     request: Request, job_id: str, part: Literal["result", "report", "summary", "audit"]
 ) -> FileResponse:
-    path = _jobs_call(request.app.state.jobs.result_file, job_id, part)
+    path = _jobs_call(request.app.state.jobs.result_file, job_id, part, caller_of(request))
     media = {"result": "application/x-ndjson", "report": "application/x-ndjson", "summary": "application/json",
              "audit": "text/html"}[part]  # fmt: skip
     filename = {"result": f"{job_id}.jsonl", "report": "report.jsonl", "summary": "summary.json",
                 "audit": "audit.html"}[part]  # fmt: skip
-    return FileResponse(path, media_type=media, filename=filename)
+    headers = {"Content-Disposition": attachment(filename)}
+    if part == "audit":
+        headers["Content-Security-Policy"] = AUDIT_CSP
+    return FileResponse(path, media_type=media, headers=headers)

@@ -5,6 +5,11 @@ the server's input root), ``job.json`` (settings and state, no text), ``out/`` (
 folder: the de-identified JSONL, ``report.jsonl``, ``summary.json``, ``audit.html`` and the journal that
 makes ``--resume`` exactly-once). A separate process gives every document the runner's time limit and
 keeps a crash away from the server. Progress is read from the runner's journal.
+
+Every job belongs to the caller that created it (``owner`` in ``job.json``: a tenant name or a keyed hash of
+the token, never the token; see ``tenancy``). Every public method takes the caller, and a job the caller may
+not see answers exactly as a job that does not exist. A job folder from before owners were recorded has none
+and is visible to admins only.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from typing import Any
 from clinideid.batch.journal import write_atomic
 from clinideid.errors import ConfigError, InputError
 from clinideid.service.settings import ServiceSettings
+from clinideid.service.tenancy import Caller
 
 log = logging.getLogger(__name__)
 
@@ -48,10 +54,13 @@ class JobManager:
                 self._save(meta_path.parent.name, {**meta, "status": "interrupted"})
 
     # -- paths and metadata ----------------------------------------------------------------------------
-    def folder(self, job_id: str) -> Path:
-        if not job_id.isalnum() or not (self.root / job_id / META_NAME).is_file():
-            raise InputError(f"no job {job_id!r}")
-        return self.root / job_id
+    def folder(self, job_id: str, caller: Caller) -> Path:
+        """The job's folder, if it exists and ``caller`` may see it (``InputError`` otherwise, the same)."""
+        folder = self.root / job_id
+        known = job_id.isalnum() and (folder / META_NAME).is_file()
+        if not known or not caller.sees(self._meta(job_id).get("owner")):
+            raise InputError("no such job (GET /v1/jobs lists yours)")
+        return folder
 
     def _save(self, job_id: str, meta: dict[str, Any]) -> None:
         folder = self.root / job_id
@@ -59,8 +68,8 @@ class JobManager:
         tmp.mkdir(exist_ok=True)
         write_atomic(folder / META_NAME, (json.dumps(meta, indent=2) + "\n").encode(), tmp)
 
-    def meta(self, job_id: str) -> dict[str, Any]:
-        return json.loads((self.folder(job_id) / META_NAME).read_text("utf-8"))
+    def _meta(self, job_id: str) -> dict[str, Any]:
+        return json.loads((self.root / job_id / META_NAME).read_text("utf-8"))
 
     # -- creating ----------------------------------------------------------------------------------------
     def resolve_input(self, path: str) -> Path:
@@ -73,7 +82,7 @@ class JobManager:
             raise InputError("the path is not a file inside the server's input root")
         return candidate
 
-    def create(self, source: Path | bytes, options: dict[str, Any]) -> dict[str, Any]:
+    def create(self, source: Path | bytes, options: dict[str, Any], caller: Caller) -> dict[str, Any]:
         job_id = secrets.token_hex(8)
         folder = self.root / job_id
         folder.mkdir(parents=True)
@@ -82,10 +91,11 @@ class JobManager:
         else:
             shutil.copyfile(source, folder / INPUT_NAME, follow_symlinks=True)
         total = sum(1 for line in (folder / INPUT_NAME).open("rb") if line.strip())
-        meta = {"id": job_id, "status": "queued", "created": time.time(), "total": total, "options": options}
+        meta = {"id": job_id, "owner": caller.owner, "status": "queued", "created": time.time(), "total": total,
+                "options": options}  # fmt: skip
         self._save(job_id, meta)
-        self.start(job_id, resume=False)
-        return self.status(job_id)
+        self.start(job_id, False, caller)
+        return self.status(job_id, caller)
 
     # -- running -----------------------------------------------------------------------------------------
     def _key_file(self) -> Path:
@@ -102,7 +112,7 @@ class JobManager:
 
     def command(self, job_id: str, resume: bool) -> list[str]:
         folder = self.root / job_id
-        options = self.meta(job_id)["options"]
+        options = self._meta(job_id)["options"]
         cmd = [
             sys.executable,
             "-c",
@@ -120,12 +130,13 @@ class JobManager:
         cmd += ["--resume"] if resume else []
         return cmd
 
-    def start(self, job_id: str, resume: bool) -> None:
+    def start(self, job_id: str, resume: bool, caller: Caller) -> None:
+        self.folder(job_id, caller)
         with self._lock:
             proc = self._procs.get(job_id)
             if proc is not None and proc.poll() is None:
                 raise ConfigError("the job is running")
-        meta = self.meta(job_id)
+        meta = self._meta(job_id)
         self._save(job_id, {**meta, "status": "queued"})
         threading.Thread(target=self._run, args=(job_id, resume), daemon=True, name=f"job-{job_id}").start()
 
@@ -134,9 +145,9 @@ class JobManager:
             try:
                 cmd = self.command(job_id, resume)
             except ConfigError as exc:
-                self._save(job_id, {**self.meta(job_id), "status": "failed", "error": str(exc)})
+                self._save(job_id, {**self._meta(job_id), "status": "failed", "error": str(exc)})
                 return
-            self._save(job_id, {**self.meta(job_id), "status": "running", "started": time.time()})
+            self._save(job_id, {**self._meta(job_id), "status": "running", "started": time.time()})
             # the child's messages name documents by id only; they go to a log file, never to a client
             with (self.root / job_id / "process.log").open("ab") as logfile:
                 proc = subprocess.Popen(
@@ -146,15 +157,15 @@ class JobManager:
                     self._procs[job_id] = proc
                 rc = proc.wait()
             status = _EXIT_STATES.get(rc, "failed")
-            meta = {**self.meta(job_id), "status": status, "exit_code": rc, "finished": time.time()}
+            meta = {**self._meta(job_id), "status": status, "exit_code": rc, "finished": time.time()}
             if status == "failed":
                 meta["error"] = f"the batch process ended with exit code {rc}; resume the job to retry"
             self._save(job_id, meta)
             log.info("job %s ended: %s", job_id, status)
 
-    def cancel(self, job_id: str) -> None:
+    def cancel(self, job_id: str, caller: Caller) -> None:
         """Stop a running job after its current document (SIGTERM); resume it later."""
-        self.folder(job_id)
+        self.folder(job_id, caller)
         with self._lock:
             proc = self._procs.get(job_id)
         if proc is not None and proc.poll() is None:
@@ -173,11 +184,14 @@ class JobManager:
                     ids.add(entry["id"])
         return len(ids)
 
-    def status(self, job_id: str) -> dict[str, Any]:
-        meta = self.meta(job_id)
+    def status(self, job_id: str, caller: Caller) -> dict[str, Any]:
+        self.folder(job_id, caller)
+        meta = self._meta(job_id)
         processed = self.progress(job_id)
         out = {k: meta.get(k) for k in ("id", "status", "created", "started", "finished", "total", "error")}
         out["processed"] = processed
+        if caller.admin:
+            out["owner"] = meta.get("owner")
         out["progress"] = round(processed / meta["total"], 4) if meta["total"] else 1.0
         summary = self.root / job_id / "out" / "summary.json"
         if summary.is_file() and meta["status"] not in ("queued", "running"):
@@ -185,12 +199,18 @@ class JobManager:
             out["summary"] = {k: data.get(k) for k in ("documents", "succeeded", "failed", "spans_per_label")}
         return out
 
-    def list(self) -> list[dict[str, Any]]:
+    def list(self, caller: Caller) -> list[dict[str, Any]]:
+        """The jobs ``caller`` may see (an admin: every job)."""
         ids = sorted(p.parent.name for p in self.root.glob(f"*/{META_NAME}"))
-        return [self.status(i) for i in ids]
+        return [self.status(i, caller) for i in ids if caller.sees(self._meta(i).get("owner"))]
 
-    def result_file(self, job_id: str, name: str) -> Path:
-        folder = self.folder(job_id) / "out"
+    def owner(self, job_id: str, caller: Caller) -> str | None:
+        """Who owns the job (``None``: a job from before owners were recorded)."""
+        self.folder(job_id, caller)
+        return self._meta(job_id).get("owner")
+
+    def result_file(self, job_id: str, name: str, caller: Caller) -> Path:
+        folder = self.folder(job_id, caller) / "out"
         files = {"result": folder / INPUT_NAME, "report": folder / "report.jsonl", "summary": folder / "summary.json",
                  "audit": folder / "audit.html"}  # fmt: skip
         path = files.get(name)

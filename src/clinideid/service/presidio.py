@@ -7,6 +7,7 @@ in ``recognition_metadata``). ``/anonymize`` takes ``{"text", "analyzer_results"
 answers ``{"text", "items": [{"start", "end", "entity_type", "text", "operator"}]}``; operators ``replace``,
 ``redact``, ``mask``, ``hash``, ``keep`` as Presidio defines them, plus ``surrogate`` (clinideid's keyed,
 format-keeping surrogates with the server's key). Overlapping analyzer results keep the higher score.
+Errors name the field (``analyzer_results[2]``, ``anonymizers.*.type``), never its value.
 """
 
 from __future__ import annotations
@@ -19,6 +20,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from clinideid.document import Document, Span
 from clinideid.errors import ConfigError
 from clinideid.labels import canonical
+
+
+class AnonymizeError(ConfigError):
+    """A bad ``/anonymize`` request; the message names the field and never repeats its value."""
+
 
 #: canonical subcategory or category -> Presidio entity type
 PRESIDIO_TYPES: dict[str, str] = {
@@ -122,10 +128,13 @@ def analyze_results(spans: list[Span], request: AnalyzeRequest) -> list[dict[str
 
 def _resolve(results: list[RecognizerResult], n: int) -> list[RecognizerResult]:
     """Non-overlapping results: higher score first, then longer, then earlier."""
+    for i, r in enumerate(results):
+        if not 0 <= r.start < r.end <= n:
+            raise AnonymizeError(
+                f"`analyzer_results[{i}]` lies outside the text (length {n}) or ends at its start"
+            )
     kept: list[RecognizerResult] = []
     for r in sorted(results, key=lambda r: (-r.score, -(r.end - r.start), r.start)):
-        if not 0 <= r.start < r.end <= n:
-            raise ConfigError(f"analyzer result {r.start}-{r.end} lies outside the text (length {n})")
         if all(r.end <= k.start or k.end <= r.start for k in kept):
             kept.append(r)
     return sorted(kept, key=lambda r: r.start)
@@ -141,16 +150,19 @@ def _presidio_operator(value: str, entity: str, spec: dict[str, Any]) -> str:
         return value
     if kind == "mask":
         char = str(spec.get("masking_char", "*"))[:1] or "*"
-        count = min(int(spec.get("chars_to_mask", len(value))), len(value))
+        try:
+            count = min(int(spec.get("chars_to_mask", len(value))), len(value))
+        except (TypeError, ValueError):
+            raise AnonymizeError("`anonymizers.*.chars_to_mask` must be an integer") from None
         if spec.get("from_end", False):
             return value[: len(value) - count] + char * count
         return char * count + value[count:]
     if kind == "hash":
         algo = str(spec.get("hash_type", "sha256")).lower()
         if algo not in ("sha256", "sha512"):
-            raise ConfigError("hash_type must be sha256 or sha512")
+            raise AnonymizeError("`anonymizers.*.hash_type` must be sha256 or sha512")
         return hashlib.new(algo, value.encode("utf-8")).hexdigest()
-    raise ConfigError(f"unknown anonymizer type {kind!r}; use replace, redact, mask, hash, keep or surrogate")
+    raise AnonymizeError("`anonymizers.*.type` must be replace, redact, mask, hash, keep or surrogate")
 
 
 def anonymize(request: AnonymizeRequest, surrogate: Any) -> dict[str, Any]:

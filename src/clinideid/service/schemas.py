@@ -14,7 +14,7 @@ class OperatorSpec(BaseModel):
 
 class DocumentIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    id: str = Field("doc", max_length=200, description="a display id, echoed in the result")
+    id: str = Field("doc", min_length=1, max_length=200, description="a display id, echoed in the result")
     text: str
     language: str | None = Field(None, description="en, de, it, ru, es, fr; none: the request's or auto")
     patient_id: str | None = Field(None, max_length=200, description="scope of surrogates with scope=patient")

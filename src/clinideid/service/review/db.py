@@ -4,6 +4,11 @@ A correction targets a span by its offsets: ``accept``, ``reject``, ``relabel`` 
 (a span the detectors missed). A reviewer's annotation of a document is the detected spans with that
 reviewer's latest decision on each offset range applied, plus the spans they added. Every correction is
 kept with its reviewer and time, so the history stays auditable.
+
+Every document belongs to the tenant that added it (``owner``: a tenant name or a keyed hash of the token,
+see ``clinideid.service.tenancy``); every read takes the caller and shows only what it may see. Display ids
+are unique per owner. A database from before owners were recorded is migrated when opened: its documents
+get no owner and are visible to admins only.
 """
 
 from __future__ import annotations
@@ -14,8 +19,25 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import DateTime, ForeignKey, Integer, String, Text, create_engine, func, select
+from sqlalchemy import (
+    DateTime,
+    Engine,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+    create_engine,
+    func,
+    inspect,
+    select,
+    text,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
+
+from clinideid.errors import ConfigError
+from clinideid.service.tenancy import Caller
 
 ACTIONS = ("accept", "reject", "relabel", "add")
 
@@ -26,8 +48,10 @@ class Base(DeclarativeBase):
 
 class ReviewDocument(Base):
     __tablename__ = "documents"
+    __table_args__ = (UniqueConstraint("owner", "display_id", name="uq_documents_owner_display_id"),)
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    display_id: Mapped[str] = mapped_column(String(200), unique=True)
+    owner: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    display_id: Mapped[str] = mapped_column(String(200))
     language: Mapped[str] = mapped_column(String(8))
     text: Mapped[str] = mapped_column(Text)
     created: Mapped[datetime] = mapped_column(DateTime(timezone=True))
@@ -76,17 +100,21 @@ class ReviewStore:
         self.engine = create_engine(
             url, connect_args={"check_same_thread": False} if url.startswith("sqlite") else {}
         )
+        _add_owners(self.engine)
         Base.metadata.create_all(self.engine)
         self.session: sessionmaker[Session] = sessionmaker(self.engine, expire_on_commit=False)
 
     # -- documents -----------------------------------------------------------------------------------------
-    def add_document(self, display_id: str, text: str, language: str, spans: Iterable[dict[str, Any]]) -> int:
-        """Store a document with its detected spans (``ValueError`` when the id exists)."""
+    def add_document(
+        self, display_id: str, text: str, language: str, spans: Iterable[dict[str, Any]], owner: str | None
+    ) -> int:
+        """Store a document of ``owner`` with its detected spans (``ValueError`` when the owner has the id)."""
         with self.session.begin() as s:
-            if s.scalar(select(ReviewDocument.id).where(ReviewDocument.display_id == display_id)) is not None:
-                raise ValueError(f"a review document with id {display_id!r} exists")
+            same = select(ReviewDocument.id).where(ReviewDocument.display_id == display_id, _owned_by(owner))
+            if s.scalar(same) is not None:
+                raise ValueError("a review document with this id exists")
             doc = ReviewDocument(
-                display_id=display_id, language=language, text=text, created=datetime.now(UTC)
+                owner=owner, display_id=display_id, language=language, text=text, created=datetime.now(UTC)
             )
             s.add(doc)
             s.flush()
@@ -95,13 +123,19 @@ class ReviewStore:
                                    source=sp.get("source", "detector"), explanation=sp.get("explanation")))  # fmt: skip
             return doc.id
 
-    def document(self, doc_id: int) -> ReviewDocument | None:
+    def document(self, doc_id: int, caller: Caller) -> ReviewDocument | None:
+        """The document, or ``None`` when it does not exist or ``caller`` may not see it."""
         with self.session() as s:
-            return s.get(ReviewDocument, doc_id)
+            doc = s.get(ReviewDocument, doc_id)
+        return doc if doc is not None and caller.sees(doc.owner) else None
 
-    def documents(self) -> list[dict[str, Any]]:
+    def documents(self, caller: Caller) -> list[dict[str, Any]]:
+        """The documents ``caller`` may see (an admin: every document), with their review status."""
         with self.session() as s:
-            docs = s.scalars(select(ReviewDocument).order_by(ReviewDocument.id)).all()
+            q = select(ReviewDocument).order_by(ReviewDocument.id)
+            if not caller.admin:
+                q = q.where(ReviewDocument.owner == caller.owner)
+            docs = s.scalars(q).all()
             n_spans = dict(
                 s.execute(
                     select(DetectedSpan.document_id, func.count()).group_by(DetectedSpan.document_id)
@@ -119,11 +153,11 @@ class ReviewStore:
 
     # -- corrections ---------------------------------------------------------------------------------------
     def correct(
-        self, doc_id: int, reviewer: str, action: str, start: int, end: int, label: str | None
+        self, doc_id: int, reviewer: str, action: str, start: int, end: int, label: str | None, caller: Caller
     ) -> None:
         if action not in ACTIONS:
             raise ValueError(f"action must be one of {', '.join(ACTIONS)}")
-        doc = self.document(doc_id)
+        doc = self.document(doc_id, caller)
         if doc is None:
             raise LookupError("no such document")
         if not (0 <= start < end <= len(doc.text)):
@@ -134,23 +168,19 @@ class ReviewStore:
             s.add(Correction(document_id=doc_id, reviewer=reviewer, action=action, start=start, end=end,
                              label=label, created=datetime.now(UTC)))  # fmt: skip
 
-    def corrections(self, doc_id: int | None = None) -> list[dict[str, Any]]:
+    def corrections(self, doc_id: int) -> list[dict[str, Any]]:
+        """Every correction of a document (check the caller may see it first)."""
         with self.session() as s:
-            q = select(Correction).order_by(Correction.id)
-            if doc_id is not None:
-                q = q.where(Correction.document_id == doc_id)
+            q = select(Correction).where(Correction.document_id == doc_id).order_by(Correction.id)
             return [
                 {"document": c.document_id, "reviewer": c.reviewer, "action": c.action, "start": c.start,
                  "end": c.end, "label": c.label, "time": c.created.isoformat()}
                 for c in s.scalars(q)
             ]  # fmt: skip
 
-    def reviewers(self) -> list[str]:
-        with self.session() as s:
-            return sorted(s.scalars(select(Correction.reviewer).distinct()))
-
     def spans_for(self, doc_id: int, reviewer: str | None) -> list[ReviewedSpan]:
-        """Detected spans with ``reviewer``'s decisions, plus the spans they added (by start)."""
+        """Detected spans with ``reviewer``'s decisions, plus the spans they added (by start); check the caller
+        may see the document first."""
         with self.session() as s:
             detected = s.scalars(select(DetectedSpan).where(DetectedSpan.document_id == doc_id)).all()
             corrections = (
@@ -191,3 +221,31 @@ class ReviewStore:
         return [
             (sp.start, sp.end, sp.label) for sp in self.spans_for(doc_id, reviewer) if sp.status != "rejected"
         ]
+
+
+def _owned_by(owner: str | None):
+    return ReviewDocument.owner.is_(None) if owner is None else ReviewDocument.owner == owner
+
+
+def _add_owners(engine: Engine) -> None:
+    """Migrate a database from before owners: add ``owner`` (empty: admins only), unique ids per owner.
+
+    SQLite cannot change a table's constraints in place: the table is rebuilt in one transaction, as SQLite
+    documents (a new table, the rows copied, the old one dropped, the new one renamed; ids are kept).
+    """
+    schema = inspect(engine)
+    if not schema.has_table("documents") or "owner" in {c["name"] for c in schema.get_columns("documents")}:
+        return
+    if engine.dialect.name != "sqlite":
+        raise ConfigError(
+            "the review database predates document owners: add a nullable column `owner` VARCHAR(100) to "
+            "`documents` and replace the unique constraint on `display_id` by one on (`owner`, `display_id`)"
+        )
+    new = ReviewDocument.__table__.to_metadata(MetaData(), name="documents_new")
+    names = "id, display_id, language, text, created"
+    with engine.begin() as conn:
+        conn.execute(text("DROP TABLE IF EXISTS documents_new"))  # left by a migration that was cut short
+        new.create(conn)
+        conn.execute(text(f"INSERT INTO documents_new ({names}, owner) SELECT {names}, NULL FROM documents"))
+        conn.execute(text("DROP TABLE documents"))
+        conn.execute(text("ALTER TABLE documents_new RENAME TO documents"))

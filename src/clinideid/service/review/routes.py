@@ -1,4 +1,8 @@
-"""The review page (static HTML + vanilla JS) and its ``/v1/review`` API."""
+"""The review page (static HTML + vanilla JS) and its ``/v1/review`` API.
+
+Every route reads, lists and exports only the documents the caller may see (``tenancy``): another tenant's
+document answers 404, as one that does not exist.
+"""
 
 from __future__ import annotations
 
@@ -6,27 +10,55 @@ import io
 import json
 import zipfile
 from importlib import resources
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, FastAPI, HTTPException, Request
+from fastapi import APIRouter, FastAPI, HTTPException, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from clinideid.document import Document, Span
 from clinideid.errors import ClinideidError
 from clinideid.evaluate.agreement import agreement
 from clinideid.resolve import resolve_spans
+from clinideid.service.checks import check_language, invalid, public_error
+from clinideid.service.headers import AUDIT_CSP, REVIEW_CSP, attachment
 from clinideid.service.review.db import ReviewStore
+from clinideid.service.tenancy import Caller, caller_of
 from clinideid.transform.apply import apply_operators
+
+REVIEWER_PATTERN = r"^[\w.@ -]+$"
+#: a reviewer's name as a query parameter (the same rule as in a correction)
+ReviewerQuery = Annotated[str, Query(min_length=1, max_length=80, pattern=REVIEWER_PATTERN)]
+
+
+def _canonical_label(label: str) -> str:
+    from clinideid.labels import canonical
+
+    tax = canonical()
+    if label not in tax.labels and label not in tax.categories:
+        raise ValueError("must be a canonical label (GET /v1/review/labels lists them)")
+    return label
+
+
+Label = Annotated[str, Field(max_length=40), AfterValidator(_canonical_label)]
+
+
+class SpanIn(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    start: int = Field(ge=0)
+    end: int = Field(gt=0)
+    label: Label
+    source: str = Field("detector", max_length=80)
+    explanation: str | None = Field(None, max_length=200)
 
 
 class ReviewDocIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    id: str = Field(max_length=200)
+    id: str = Field(min_length=1, max_length=200)
     text: str
     language: str | None = None
-    spans: list[dict[str, Any]] | None = Field(None, description="detected spans; none: the server detects")
+    spans: list[SpanIn] | None = Field(None, description="detected spans; none: the server detects")
 
 
 class ReviewDocsIn(BaseModel):
@@ -35,11 +67,11 @@ class ReviewDocsIn(BaseModel):
 
 class CorrectionIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    reviewer: str = Field(min_length=1, max_length=80, pattern=r"^[\w.@ -]+$")
+    reviewer: str = Field(min_length=1, max_length=80, pattern=REVIEWER_PATTERN)
     action: Literal["accept", "reject", "relabel", "add"]
     start: int = Field(ge=0)
     end: int = Field(gt=0)
-    label: str | None = Field(None, max_length=40)
+    label: Label | None = None
 
 
 def _store(request: Request) -> ReviewStore:
@@ -47,7 +79,7 @@ def _store(request: Request) -> ReviewStore:
 
 
 def _doc(request: Request, doc_id: int):
-    doc = _store(request).document(doc_id)
+    doc = _store(request).document(doc_id, caller_of(request))
     if doc is None:
         raise HTTPException(404, "no such review document")
     return doc
@@ -66,22 +98,30 @@ def review_api() -> APIRouter:
         settings = request.app.state.settings
         if len(body.documents) > settings.max_batch_documents:
             raise HTTPException(413, f"at most {settings.max_batch_documents} documents per request")
+        for i, d in enumerate(body.documents):
+            check_language(d.language, f"documents[{i}].language", auto=False)
+            if any(sp.end > len(d.text) or sp.start >= sp.end for sp in d.spans or ()):
+                raise invalid(f"documents[{i}].spans", "has a span outside the text or with end <= start")
+        owner = caller_of(request).owner
 
         def work() -> list[dict[str, Any]]:
             out = []
             deid = engine.pipeline(None, None)
-            for d in body.documents:
+            for i, d in enumerate(body.documents):
                 doc = Document(d.id, d.text, d.language)
                 lang = deid.language_of(doc)
-                spans = d.spans
-                if spans is None:
+                if d.spans is None:
                     found, _ = deid.pipeline(lang).detect(Document(d.id, d.text, lang))
                     spans = [{"start": s.start, "end": s.end, "label": s.label, "source": s.source,
                               "explanation": s.explanation} for s in found]  # fmt: skip
+                else:
+                    spans = [sp.model_dump() for sp in d.spans]
                 try:
-                    new_id = _store(request).add_document(d.id, d.text, lang, spans)
-                except ValueError as exc:
-                    raise HTTPException(409, str(exc)) from None
+                    new_id = _store(request).add_document(d.id, d.text, lang, spans, owner)
+                except ValueError:
+                    raise invalid(
+                        f"documents[{i}].id", "is the id of a review document you have", 409
+                    ) from None
                 out.append({"id": new_id, "display_id": d.id, "detected": len(spans)})
             return out
 
@@ -94,14 +134,16 @@ def review_api() -> APIRouter:
         from clinideid.service.jobs import INPUT_NAME
 
         jobs = request.app.state.jobs
-        report_path = _jobs_call(jobs.result_file, job_id, "report")
+        caller = caller_of(request)
+        report_path = _jobs_call(jobs.result_file, job_id, "report", caller)
+        owner = jobs.owner(job_id, caller)  # the documents stay with the job's owner
         reports: dict[str, dict[str, Any]] = {}
         for line in report_path.read_text("utf-8").splitlines():
             rep = json.loads(line)
             reports.setdefault(rep["id"], rep)
         added = []
         store = _store(request)
-        for line in (jobs.folder(job_id) / INPUT_NAME).read_text("utf-8").splitlines():
+        for line in (jobs.folder(job_id, caller) / INPUT_NAME).read_text("utf-8").splitlines():
             if not line.strip():
                 continue
             try:
@@ -115,18 +157,20 @@ def review_api() -> APIRouter:
             spans = [{"start": r["start"], "end": r["end"], "label": r["label"], "source": r["source"],
                       "explanation": r.get("explanation")} for r in rep.get("replacements", ())]  # fmt: skip
             try:
-                new_id = store.add_document(f"{job_id}/{doc_id}", text, rep.get("language") or "en", spans)
+                new_id = store.add_document(
+                    f"{job_id}/{doc_id}", text, rep.get("language") or "en", spans, owner
+                )
             except ValueError:
                 continue  # imported before
             added.append({"id": new_id, "display_id": f"{job_id}/{doc_id}", "detected": len(spans)})
         return {"documents": added}
 
-    @router.get("/documents", summary="Documents under review, with status")
+    @router.get("/documents", summary="The caller's documents under review, with status (an admin's: all)")
     def list_documents(request: Request) -> dict[str, Any]:
-        return {"documents": _store(request).documents()}
+        return {"documents": _store(request).documents(caller_of(request))}
 
     @router.get("/documents/{doc_id}", summary="A document with its spans as a reviewer sees them")
-    def get_document(request: Request, doc_id: int, reviewer: str | None = None) -> dict[str, Any]:
+    def get_document(request: Request, doc_id: int, reviewer: ReviewerQuery | None = None) -> dict[str, Any]:
         doc = _doc(request, doc_id)
         spans = _store(request).spans_for(doc_id, reviewer)
         return {"id": doc.id, "display_id": doc.display_id, "language": doc.language, "text": doc.text,
@@ -136,7 +180,9 @@ def review_api() -> APIRouter:
     def add_correction(request: Request, doc_id: int, body: CorrectionIn) -> dict[str, Any]:
         _doc(request, doc_id)
         try:
-            _store(request).correct(doc_id, body.reviewer, body.action, body.start, body.end, body.label)
+            _store(request).correct(
+                doc_id, body.reviewer, body.action, body.start, body.end, body.label, caller_of(request)
+            )
         except ValueError as exc:
             raise HTTPException(422, str(exc)) from None
         return {"spans": [s.to_dict() for s in _store(request).spans_for(doc_id, body.reviewer)]}
@@ -147,7 +193,7 @@ def review_api() -> APIRouter:
         return {"corrections": _store(request).corrections(doc_id)}
 
     @router.post("/documents/{doc_id}/apply", summary="Re-run replacement with a reviewer's corrected spans")
-    async def apply(request: Request, doc_id: int, reviewer: str) -> dict[str, Any]:
+    async def apply(request: Request, doc_id: int, reviewer: ReviewerQuery) -> dict[str, Any]:
         doc = _doc(request, doc_id)
         spans = [
             Span(a, b, label, source="review")
@@ -165,37 +211,40 @@ def review_api() -> APIRouter:
                     {"key": request.app.state.settings.key, "scope_id": pipeline.scope_id(document, None)},
                 )  # fmt: skip
             except ClinideidError as exc:
-                raise HTTPException(422, str(exc)) from None
+                raise HTTPException(422, public_error(exc)) from None
             return {"id": doc.id, "text": text, "replacements": [r.to_dict() for r in reps]}
 
         return await engine.run(work)
 
-    @router.get("/export", summary="Corrected annotations of every document (JSONL or a BRAT zip)")
-    def export(request: Request, reviewer: str, format: Literal["jsonl", "brat"] = "jsonl") -> Response:
+    @router.get("/export", summary="Corrected annotations of the caller's documents (JSONL or a BRAT zip)")
+    def export(
+        request: Request, reviewer: ReviewerQuery, format: Literal["jsonl", "brat"] = "jsonl"
+    ) -> Response:
         store = _store(request)
-        docs = store.documents()
+        caller = caller_of(request)
+        docs = store.documents(caller)
         if format == "jsonl":
             lines = []
             for d in docs:
-                doc = store.document(d["id"])
+                doc = store.document(d["id"], caller)
                 spans = [
                     {"start": a, "end": b, "label": lab} for a, b, lab in store.final_spans(d["id"], reviewer)
                 ]
                 lines.append(json.dumps({"id": doc.display_id, "text": doc.text, "language": doc.language,
                                          "spans": spans, "reviewer": reviewer}, ensure_ascii=False))  # fmt: skip
             return Response("\n".join(lines) + ("\n" if lines else ""), media_type="application/x-ndjson",
-                            headers={"Content-Disposition": f'attachment; filename="review-{reviewer}.jsonl"'})  # fmt: skip
+                            headers={"Content-Disposition": attachment("review.jsonl")})  # fmt: skip
         buf = io.BytesIO()
         with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
             for d in docs:
-                doc = store.document(d["id"])
+                doc = store.document(d["id"], caller)
                 name = f"{d['id']:06d}"
                 ann = [f"T{i}\t{lab} {a} {b}\t{doc.text[a:b].replace(chr(10), ' ')}"
                        for i, (a, b, lab) in enumerate(store.final_spans(d["id"], reviewer), 1)]  # fmt: skip
                 zf.writestr(f"{name}.txt", doc.text)
                 zf.writestr(f"{name}.ann", "\n".join(ann) + ("\n" if ann else ""))
         return Response(buf.getvalue(), media_type="application/zip",
-                        headers={"Content-Disposition": f'attachment; filename="review-{reviewer}-brat.zip"'})  # fmt: skip
+                        headers={"Content-Disposition": attachment("review-brat.zip")})  # fmt: skip
 
     @router.get("/labels", summary="Labels a reviewer can choose, with their category")
     def labels() -> dict[str, Any]:
@@ -204,19 +253,19 @@ def review_api() -> APIRouter:
         tax = canonical()
         return {"labels": [{"label": lab, "category": tax.category_of(lab)} for lab in tax.labels]}
 
-    @router.get("/agreement", summary="Inter-annotator agreement between reviewers")
+    @router.get("/agreement", summary="Inter-annotator agreement between reviewers of the caller's documents")
     def iaa(request: Request) -> dict[str, Any]:
-        return review_agreement(_store(request))
+        return review_agreement(_store(request), caller_of(request))
 
     return router
 
 
-def review_agreement(store: ReviewStore) -> dict[str, Any]:
-    """Agreement between the reviewers of ``store`` over the documents at least two of them corrected."""
+def review_agreement(store: ReviewStore, caller: Caller) -> dict[str, Any]:
+    """Agreement between the reviewers of the documents ``caller`` may see that two or more corrected."""
     texts: dict[str, str] = {}
     annotations: dict[str, dict[str, list[tuple[int, int, str]]]] = {}
-    for d in store.documents():
-        doc = store.document(d["id"])
+    for d in store.documents(caller):
+        doc = store.document(d["id"], caller)
         texts[doc.display_id] = doc.text
         for reviewer in d["reviewers"]:
             annotations.setdefault(reviewer, {})[doc.display_id] = store.final_spans(d["id"], reviewer)
@@ -231,8 +280,8 @@ def mount_review(app: FastAPI, protected: list) -> None:
     app.mount("/review/static", StaticFiles(directory=str(static)), name="review-static")
 
     @app.get("/review", response_class=HTMLResponse, include_in_schema=False)
-    def review_page() -> str:
-        return _static("review.html")
+    def review_page() -> HTMLResponse:
+        return HTMLResponse(_static("review.html"), headers={"Content-Security-Policy": REVIEW_CSP})
 
     page = APIRouter(dependencies=protected)
 
@@ -240,8 +289,7 @@ def mount_review(app: FastAPI, protected: list) -> None:
     def job_audit(request: Request, job_id: str) -> FileResponse:
         from clinideid.service.api import _jobs_call
 
-        return FileResponse(
-            _jobs_call(request.app.state.jobs.result_file, job_id, "audit"), media_type="text/html"
-        )
+        path = _jobs_call(request.app.state.jobs.result_file, job_id, "audit", caller_of(request))
+        return FileResponse(path, media_type="text/html", headers={"Content-Security-Policy": AUDIT_CSP})
 
     app.include_router(page)

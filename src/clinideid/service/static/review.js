@@ -186,7 +186,15 @@ async function showJobs() {
       b.addEventListener("click", async () => {
         const html = await (await api(`/review/jobs/${job.id}/audit`)).text();
         let frame = document.getElementById("audit-frame");
-        if (!frame) { frame = document.createElement("iframe"); frame.id = "audit-frame"; side.appendChild(frame); }
+        if (!frame) {
+          frame = document.createElement("iframe");
+          frame.id = "audit-frame";
+          // a sandbox without allow-scripts and allow-same-origin: the audit page runs no script and has an
+          // origin of its own, so nothing in it can read this page's token from sessionStorage
+          frame.setAttribute("sandbox", "");
+          frame.setAttribute("referrerpolicy", "no-referrer");
+          side.appendChild(frame);
+        }
         frame.srcdoc = html;
       });
       li.appendChild(b);
