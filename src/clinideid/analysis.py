@@ -3,7 +3,8 @@
 A pipeline runs several detectors over the same text: a hybrid runs the rule engine, the neural tagger
 marks the same rule hits as its input, the CRF and the taggers tokenise the text. Each of those is computed
 once per document and kept in a ``DocAnalysis`` while the pipeline works
-on that document (``Deidentifier.detect`` opens it with ``analysing(doc)``). A detector asks for what it
+on that document (``Deidentifier.detect`` opens it with ``analysing(doc)``). The document analysed is the
+one the detectors read: its visible text, without invisible characters (``clinideid.text.invisible``). A detector asks for what it
 needs through the helpers below (``tokens_of``, ``rule_findings``); outside a pipeline (a detector called
 on its own) they compute directly, so every detector still works alone.
 

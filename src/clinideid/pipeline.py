@@ -19,6 +19,7 @@ from clinideid.document import Document, Span, sort_spans
 from clinideid.errors import ClinideidError, ConfigError
 from clinideid.labels import canonical
 from clinideid.resolve import resolve_spans
+from clinideid.text.invisible import OffsetMap, strip_invisible
 from clinideid.text.language import guess_language
 from clinideid.transform.apply import Replacement, apply_operators
 from clinideid.transform.base import Operator, build_operator
@@ -164,7 +165,27 @@ class Deidentifier:
     def detect_batch(self, docs: Sequence[Document]) -> list[tuple[list[Span], int]]:
         """``detect`` for several documents at once: each detector reads all their chunks in one call
         (a learned tagger batches its windows across documents) and every document's analysis (tokens,
-        rule hits) is computed once and shared by the detectors."""
+        rule hits) is computed once and shared by the detectors.
+
+        Detectors read each document as a reader sees it, without invisible characters (zero-width
+        spaces, soft hyphens, bidi controls...; ``clinideid.text.invisible``), so a name split by one is
+        one word to all of them; the resolved spans are mapped back to the original text, each covering
+        the invisible characters inside it."""
+        views = [_visible(doc) for doc in docs]
+        found = self._detect_visible([view for view, _ in views])
+        out = []
+        for doc, (view, offsets), spans in zip(docs, views, found, strict=True):
+            res = resolve_spans(spans, self.config.resolution.policy, self.config.resolution.priority)
+            kept = sort_spans(res.kept)
+            if self.config.merge_adjacent_names:
+                kept = merge_adjacent_names(view.text, kept)
+            if offsets is not None:
+                kept = [_to_original(span, offsets, doc.text) for span in kept]
+            out.append((kept, sum(1 for _, reason in res.dropped if reason != "duplicate")))
+        return out
+
+    def _detect_visible(self, docs: Sequence[Document]) -> list[list[Span]]:
+        """Every detector's spans (above ``min_score``) for each document, before resolution."""
         chunks: list[Document] = []
         owner: list[tuple[int, int]] = []  # (document index, chunk offset) of each chunk
         for i, doc in enumerate(docs):
@@ -190,14 +211,7 @@ class Deidentifier:
                                 fragments=tuple((a + start, b + start) for a, b in span.fragments),
                             )
                         found[i].append(span)
-        out = []
-        for doc, spans in zip(docs, found, strict=True):
-            res = resolve_spans(spans, self.config.resolution.policy, self.config.resolution.priority)
-            kept = sort_spans(res.kept)
-            if self.config.merge_adjacent_names:
-                kept = merge_adjacent_names(doc.text, kept)
-            out.append((kept, sum(1 for _, reason in res.dropped if reason != "duplicate")))
-        return out
+        return found
 
     # -- the whole job -----------------------------------------------------------------------------
     def scope_id(self, doc: Document, patient_id: str | None) -> str:
@@ -276,6 +290,24 @@ class Deidentifier:
 
     def deidentify_text(self, text: str, doc_id: str = "text") -> str:
         return self.deidentify(Document(doc_id, text, self.config.language)).text
+
+
+def _visible(doc: Document) -> tuple[Document, OffsetMap | None]:
+    """``doc`` as its detectors read it (without invisible characters) and the map back to its offsets;
+    ``doc`` itself and ``None`` when it holds no invisible character."""
+    text, offsets = strip_invisible(doc.text)
+    if offsets is None:
+        return doc, None
+    return Document(doc.id, text, doc.language, doc.metadata), offsets
+
+
+def _to_original(span: Span, offsets: OffsetMap, text: str) -> Span:
+    """``span`` (offsets in the visible text) with offsets in the original ``text``."""
+    pieces = tuple(offsets.span(a, b) for a, b in span.pieces)
+    mapped = span.with_(
+        start=pieces[0][0], end=pieces[-1][1], fragments=pieces if span.fragments else (), text=None
+    )
+    return mapped if span.text is None else mapped.with_(text=mapped.covered_text(text))
 
 
 def _clip(span: Span, lo: int, hi: int) -> list[Span]:

@@ -11,6 +11,8 @@ from collections import Counter
 
 import regex
 
+from clinideid.text.invisible import visible_text
+
 SUPPORTED = ("en", "es", "it", "ru", "fr", "de")
 
 _STOPWORDS: dict[str, set[str]] = {
@@ -33,8 +35,9 @@ _WORD = regex.compile(r"\p{L}+")
 
 
 def guess_language(text: str, default: str = "en", sample_chars: int = 20_000) -> str:
-    """The most likely of ``SUPPORTED`` for ``text`` (``default`` when there is too little evidence)."""
-    sample = text[:sample_chars]
+    """The most likely of ``SUPPORTED`` for ``text`` (``default`` when there is too little evidence); words
+    are read as a reader sees them, without invisible characters inside."""
+    sample = visible_text(text[:sample_chars])
     words = [w.lower() for w in _WORD.findall(sample)]
     if not words:
         return default

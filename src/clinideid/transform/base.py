@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 from clinideid.document import Document, Span
 from clinideid.errors import ConfigError
 from clinideid.registry import Registry
+from clinideid.text.invisible import visible_text
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,10 @@ class OperatorContext:
     cache: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def span_text(self, span: Span) -> str:
-        return self.document.span_text(span)
+        """The span's text as a reader sees it: without the invisible characters a span may hold
+        (``clinideid.text.invisible``), so "Jo\u200bhn" gets the surrogate, hash or number of "John"
+        and no hidden character is carried into a replacement."""
+        return visible_text(self.document.span_text(span))
 
 
 @dataclass(frozen=True)

@@ -160,7 +160,7 @@ class KeepOperator(Operator):
     name = "keep"
 
     def replace(self, span: Span, ctx: OperatorContext) -> str:
-        return ctx.span_text(span)
+        return ctx.document.span_text(span)  # as written, invisible characters included
 
 
 @register_operator

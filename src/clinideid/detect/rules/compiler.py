@@ -48,7 +48,12 @@ BUILTIN_DEFINITIONS: dict[str, str] = {
     # a capitalised or upper-case word, possibly hyphenated ("García", "GARCÍA", "Martín-Gómez", "O'Neil");
     # bounded (40 characters a part, four parts) so that a pattern tried at each part of a long run such
     # as "A-A-A-..." or "O'O'O'..." reads a bounded stretch each time (linear time; see README)
-    "CAP_WORD": r"\p{Lu}[\p{Ll}\p{Lu}\p{M}'’]{0,40}(?:-\p{L}[\p{Ll}\p{Lu}\p{M}'’]{0,40}){0,3}(?![\p{L}\p{N}])",
+    "CAP_WORD": r"\p{Lu}[\p{Ll}\p{Lu}\p{M}'’]{0,40}(?:-\p{L}[\p{Ll}\p{Lu}\p{M}'’]{0,40}){0,3}{{NAME_END}}",
+    # where a name word ends: before anything that is not a letter or digit, or before digits glued to a
+    # word that ends in a lower-case letter ("Smith2", "Quackenbush000": no name holds digits, and the
+    # tokenizer splits there too); never before digits glued to an upper-case letter, the shape of codes
+    # ("SpO2", "HbA1c", "CD4", "T4", "B12")
+    "NAME_END": r"(?:(?![\p{L}\p{N}])|(?<=[\p{Ll}\p{M}])(?=\p{N}))",
     "INITIAL": r"\p{Lu}\.(?!\p{L})",
     "NAME_WORD": r"(?:{{INITIAL}}|{{CAP_WORD}})",
     "WB_START": r"(?<![\p{L}\p{N}])",

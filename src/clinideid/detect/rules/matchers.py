@@ -268,7 +268,8 @@ class ContextNameMatcher(Matcher):
 class GazetteerMatcher(Matcher):
     kind = "gazetteer"
 
-    _CAPITALISED = regex.compile(r"(?<![\p{L}\p{M}\p{N}])\p{Lu}[\p{L}\p{M}]*")
+    #: a capitalised word, digits glued before it or not ("000Smith"), as the gazetteer's tokens split them
+    _CAPITALISED = regex.compile(r"(?<![\p{L}\p{M}])\p{Lu}[\p{L}\p{M}]*")
 
     def __init__(
         self,

@@ -12,6 +12,7 @@ preceded by initials.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -182,7 +183,7 @@ def find_variants(
 _FIND_LIMIT = 64
 _CHUNK = re.compile(r"[^ \t\n]+")  # what _match_words puts between the words of a full name
 _NAME_RUN = regex.compile(r"[\p{L}\p{M}'’\-]+")  # the characters a name part (``_WORD``) is made of
-_NOT_ALNUM = re.compile(r"[\W_]")
+_NOT_LETTER = regex.compile(r"[^\p{L}\p{M}]")
 
 
 def _full_occurrences(lowered: str, masked: str, full: dict[str, Seed]) -> Iterable[tuple[int, int, Seed]]:
@@ -220,7 +221,7 @@ def _full_occurrences(lowered: str, masked: str, full: dict[str, Seed]) -> Itera
                     e = n0 + length
                     if e > n1:
                         break
-                    if e < n1 and lowered[e].isalnum():
+                    if e < n1 and _is_letter(lowered[e]):
                         continue
                     seed = complete.get((*words, lowered[n0:e]))
                     if seed is not None and _bounded(masked, p, e):
@@ -257,7 +258,7 @@ def _part_occurrences(lowered: str, masked: str, parts: dict[str, Seed]) -> Iter
                 e = p + length
                 if e > r1:
                     break
-                if e < r1 and lowered[e].isalnum():
+                if e < r1 and _is_letter(lowered[e]):
                     continue
                 seed = parts.get(lowered[p:e])
                 if seed is not None and _bounded(masked, p, e):
@@ -265,17 +266,25 @@ def _part_occurrences(lowered: str, masked: str, parts: dict[str, Seed]) -> Iter
 
 
 def _bounded_starts(text: str, start: int, end: int, longest: int) -> list[int]:
-    """Positions in ``text[start:end]`` with no letter or digit right before them (``start`` included),
-    at most ``longest`` characters before ``end``."""
+    """Positions in ``text[start:end]`` with no letter right before them (``start`` included), at most
+    ``longest`` characters before ``end``."""
     lo = max(start, end - longest)
     out = [start] if lo == start else []
-    out.extend(m.end() for m in _NOT_ALNUM.finditer(text, max(lo - 1, start), end - 1) if m.end() >= lo)
+    out.extend(m.end() for m in _NOT_LETTER.finditer(text, max(lo - 1, start), end - 1) if m.end() >= lo)
     return out
 
 
+def _is_letter(char: str) -> bool:
+    """A letter or a combining mark: what a name is made of (digits are not)."""
+    return char.isalpha() or unicodedata.category(char)[0] == "M"
+
+
 def _bounded(text: str, start: int, end: int) -> bool:
-    """No letter or digit right before ``start`` or right after ``end``."""
-    return (start == 0 or not text[start - 1].isalnum()) and (end == len(text) or not text[end].isalnum())
+    """No letter (or combining mark) right before ``start`` or right after ``end``.
+
+    Digits are a boundary: a name holds none, so a known name glued to digits ("Quackenbush000",
+    "000Smith", an export that lost its separators) is still the name, as the tokenizer splits it too."""
+    return (start == 0 or not _is_letter(text[start - 1])) and (end == len(text) or not _is_letter(text[end]))
 
 
 def _match_words(lowered: str, pos: int, words: list[str]) -> int:
