@@ -16,7 +16,7 @@ from clinideid.config import OperatorSpec, default_config, parse_config
 from clinideid.document import Document
 from clinideid.pipeline import Deidentifier, model_detectors
 from clinideid.text.invisible import strip_invisible, visible_text
-from clinideid.text.language import guess_language
+from clinideid.text.language import identify_language
 
 #: one character of every class that is removed before detection
 INVISIBLE = {
@@ -170,7 +170,8 @@ def test_every_visible_span_maps_to_the_original_characters(clean, inserts):
 def test_the_language_guess_reads_words_without_hidden_characters():
     text = "Il paziente è stato ricoverato con febbre e la dimissione è avvenuta dopo tre giorni."
     hidden = text.replace("il ", "i\u200bl ").replace(" e ", " \u2060e ").replace(" la ", " l\u00ada ")
-    assert guess_language(hidden) == guess_language(text) == "it"
+    assert identify_language(hidden) == identify_language(text)
+    assert identify_language(text).language == "it"
 
 
 # ---- through the pipeline ------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from clinideid.errors import ClinideidError, ConfigError
 from clinideid.labels import canonical
 from clinideid.resolve import resolve_spans
 from clinideid.text.invisible import OffsetMap, strip_invisible
-from clinideid.text.language import guess_language
+from clinideid.text.language import LanguageGuess, identify_language
 from clinideid.transform.apply import Replacement, apply_operators
 from clinideid.transform.base import Operator, build_operator
 
@@ -41,16 +41,26 @@ class DeidResult:
     replacements: list[Replacement]
     dropped: int = 0
     metadata: dict[str, Any] = field(default_factory=dict)
+    language_guess: LanguageGuess | None = None  # set when the language was identified, not given
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the document's report should warn about (an unreliable language guess)."""
+        warning = self.language_guess.warning() if self.language_guess is not None else None
+        return [warning] if warning else []
 
     def report(self) -> dict[str, Any]:
         """A JSON-ready report without any original text."""
-        return {
+        report = {
             "id": self.document_id,
             "language": self.language,
             "n_spans": len(self.spans),
             "n_dropped_overlaps": self.dropped,
             "replacements": [r.to_dict() for r in self.replacements],
         }
+        if self.language_guess is not None:
+            report["language_detection"] = self.language_guess.to_dict()
+        return report
 
 
 def chunk_bounds(text: str, max_chars: int, overlap: int = CHUNK_OVERLAP) -> list[tuple[int, int]]:
@@ -340,7 +350,7 @@ def model_detectors(
 
 
 class MultilingualDeidentifier:
-    """Picks (and caches) one ``Deidentifier`` per document language; ``language='auto'`` guesses it."""
+    """Picks (and caches) one ``Deidentifier`` per document language; ``language='auto'`` identifies it."""
 
     def __init__(
         self,
@@ -379,39 +389,51 @@ class MultilingualDeidentifier:
             cfg = parse_config(data, "command-line overrides")
         return cfg
 
+    @property
+    def default_language(self) -> str:
+        """The run's language, or with 'auto' the one used when a document's cannot be determined."""
+        if self.language != "auto":
+            return self.language
+        return self.config.language if self.config is not None else "en"
+
     def check(self) -> None:
         """Validate config, overrides, operators and key up front, before any document is read."""
-        language = (
-            self.language if self.language != "auto" else (self.config.language if self.config else "en")
-        )
-        check_operators(self.config_for(language), self.key)
+        check_operators(self.config_for(self.default_language), self.key)
 
     def pipeline(self, language: str) -> Deidentifier:
         if language not in self._pipelines:
             self._pipelines[language] = Deidentifier(self.config_for(language), self.key)
         return self._pipelines[language]
 
+    def identify(self, doc: Document) -> LanguageGuess | None:
+        """The language identified for ``doc``; None when it is given (by the document, the run or the
+        config) or when the text is blank (its language does not matter)."""
+        if doc.language or self.language != "auto" or self.config is not None or not doc.text.strip():
+            return None
+        return identify_language(doc.text, self.default_language)
+
     def language_of(self, doc: Document) -> str:
-        if doc.language:
-            return doc.language
-        if self.language != "auto":
-            return self.language
-        if self.config is not None:
-            return self.config.language
-        return guess_language(doc.text)
+        return self.route(doc)[0].language or self.default_language
+
+    def route(self, doc: Document) -> tuple[Document, LanguageGuess | None]:
+        """``doc`` with the language whose pipeline it goes to, and the guess when it was identified."""
+        guess = self.identify(doc)
+        lang = guess.language if guess is not None else doc.language or self.default_language
+        doc = doc if doc.language == lang else Document(doc.id, doc.text, lang, doc.metadata, doc.spans)
+        return doc, guess
 
     def deidentify(self, doc: Document, patient_id: str | None = None) -> DeidResult:
-        lang = self.language_of(doc)
-        doc = doc if doc.language == lang else Document(doc.id, doc.text, lang, doc.metadata, doc.spans)
-        return self.pipeline(lang).deidentify(doc, patient_id)
+        doc, guess = self.route(doc)
+        result = self.pipeline(doc.language).deidentify(doc, patient_id)
+        return result if guess is None else replace(result, language_guess=guess)
 
     def deidentify_with_fields(
         self, doc: Document, fields: Sequence[tuple[str, str]], patient_id: str | None = None
     ) -> tuple[DeidResult, list[tuple[str, list[Replacement]]]]:
         """``Deidentifier.deidentify_with_fields`` with the pipeline of the document's language."""
-        lang = self.language_of(doc)
-        doc = doc if doc.language == lang else Document(doc.id, doc.text, lang, doc.metadata, doc.spans)
-        return self.pipeline(lang).deidentify_with_fields(doc, fields, patient_id)
+        doc, guess = self.route(doc)
+        result, field_results = self.pipeline(doc.language).deidentify_with_fields(doc, fields, patient_id)
+        return (result if guess is None else replace(result, language_guess=guess)), field_results
 
     def languages_needed(self) -> tuple[str, ...]:
         """The languages whose pipelines a run may build: its own, or every supported one for 'auto'."""

@@ -214,6 +214,7 @@ def build_reports(journal: RunJournal, skipped: int, finished: bool, durable: bo
     warnings: list[dict[str, str]] = []
     ignored: list[dict[str, str]] = []
     audit = AuditCollector()
+    languages = LanguageCounts()
     report_tmp = tmp_dir / f"{os.getpid()}-report.part"
     with report_tmp.open("w", encoding="utf-8") as report:
         for entry in journal.final_entries():
@@ -231,6 +232,7 @@ def build_reports(journal: RunJournal, skipped: int, finished: bool, durable: bo
                 rep = entry["report"]
                 report.write(json.dumps(rep, ensure_ascii=False) + "\n")
                 audit.add(rep)
+                languages.add(rep)
                 for r in _all_replacements(rep):
                     per_label[r["label"]] += 1
                     per_source[r["source"]] += 1
@@ -255,6 +257,7 @@ def build_reports(journal: RunJournal, skipped: int, finished: bool, durable: bo
         "characters": characters,
         "seconds": round(seconds, 3),
         "characters_per_second": round(characters / seconds) if seconds else None,
+        "languages": languages.summary(),
         "runs": _runs(journal),
         "errors": errors,
         "warnings": warnings,
@@ -264,6 +267,42 @@ def build_reports(journal: RunJournal, skipped: int, finished: bool, durable: bo
     data = (json.dumps(summary, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
     write_atomic(journal.out_dir / SUMMARY_NAME, data, tmp_dir, durable)
     return summary
+
+
+class LanguageCounts:
+    """Documents per language they were processed in, and how their language was identified.
+
+    ``detected``: per language, the documents whose language was identified rather than given;
+    ``low_confidence``: identified below ``text.language.MIN_CONFIDENCE``; ``undetermined``: nothing in the
+    text to judge by, processed in the run's default language. Each of the last two also has a warning in
+    the document's journal entry.
+    """
+
+    def __init__(self) -> None:
+        self.documents: Counter = Counter()
+        self.detected: Counter = Counter()
+        self.low_confidence = 0
+        self.undetermined = 0
+
+    def add(self, report: dict[str, Any]) -> None:
+        self.documents[report.get("language")] += 1
+        detection = report.get("language_detection")
+        if detection is None:
+            return
+        if detection.get("confidence") is None:
+            self.undetermined += 1
+            return
+        self.detected[report.get("language")] += 1
+        if not detection.get("reliable"):
+            self.low_confidence += 1
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "documents": dict(sorted(self.documents.items())),
+            "detected": dict(sorted(self.detected.items())),
+            "low_confidence": self.low_confidence,
+            "undetermined": self.undetermined,
+        }
 
 
 def _all_replacements(report: dict[str, Any]) -> Iterator[dict[str, Any]]:

@@ -325,7 +325,8 @@ def _finish(pending: _Pending, run: _Run, outcome: Outcome | None) -> None:
                 report["extraction"] = item.extracted.summary()
             writer.write_text(result, relpath)
         chars = len(item.document.text) if item.document is not None else 0
-        entry.update(report=report, chars=chars, seconds=round(outcome.seconds, 4), warnings=pending.warnings)
+        warnings = [*pending.warnings, *result.warnings]  # an unreliable language guess is one
+        entry.update(report=report, chars=chars, seconds=round(outcome.seconds, 4), warnings=warnings)
         journal.commit(entry)
     except (ConfigError, ModelError):
         raise  # a problem of the whole run, not of this document

@@ -202,7 +202,7 @@ def process_row(
         "report": report,
         "chars": chars,
         "seconds": round(seconds, 4),
-        "warnings": warnings,
+        "warnings": [*warnings, *result.warnings],
     }
     return RowOutcome(doc_id, raw_id, entry, out)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -361,6 +362,7 @@ def deid(
     )
     if d["spans_per_label"]:
         typer.echo("spans per label: " + json.dumps(d["spans_per_label"]))
+    _echo_languages(d["languages"], language)
     finish(
         d,
         outcome.interrupted_by,
@@ -369,3 +371,19 @@ def deid(
         kept="written and recorded",
         failures_listed="listed in summary.json",
     )
+
+
+def _echo_languages(languages: dict[str, Any], language: str) -> None:
+    """Documents per language with ``--language auto``, and how many guesses were uncertain."""
+    if language != "auto" or not languages["documents"]:
+        return
+    typer.echo("documents per language: " + json.dumps(languages["documents"]))
+    uncertain = languages["low_confidence"] + languages["undetermined"]
+    if uncertain:
+        typer.secho(
+            f"{uncertain} document(s) of uncertain language ({languages['undetermined']} undetermined, "
+            "processed in the default language): listed under warnings in summary.json; pass --language "
+            "or a language field for them",
+            err=True,
+            fg=typer.colors.YELLOW,
+        )

@@ -81,20 +81,24 @@ def _run_documents(request: Request, body: DeidRequest, mode: Literal["detect", 
         for d in docs:
             doc = Document(d.id, d.text, d.language)
             try:
-                lang = deid.language_of(doc)
-                doc = Document(d.id, d.text, lang)
+                doc, guess = deid.route(doc)
+                lang = doc.language
                 pipeline = deid.pipeline(lang)
+                # an identified language says how sure it is, and warns when it is not
+                detection = {} if guess is None else {"language_detection": guess.to_dict()}
+                if guess is not None and guess.warning():
+                    detection["warnings"] = [guess.warning()]
                 if mode == "detect":
                     spans, _ = pipeline.detect(doc)
                     results.append({
-                        "id": d.id, "language": lang,
+                        "id": d.id, "language": lang, **detection,
                         "spans": [{"start": s.start, "end": s.end, "label": s.label, "source": s.source,
                                    "score": s.score, "explanation": s.explanation} for s in spans],
                     })  # fmt: skip
                 else:
                     res = pipeline.deidentify(doc, d.patient_id or body.patient_id)
                     reps = [r.to_dict() for r in res.replacements]
-                    out = {"id": d.id, "language": lang, "text": res.text, "replacements": reps}
+                    out = {"id": d.id, "language": lang, **detection, "text": res.text, "replacements": reps}
                     if body.audit:
                         out["audit"] = audit_document(res.text, lang, reps)
                     results.append(out)

@@ -198,7 +198,7 @@ def deidentify_row(
         spans_per_label=dict(sorted(labels.items())),
         chars=len(text),
         seconds=round(seconds, 4),
-        warnings=warnings,
+        warnings=[*warnings, *result.warnings],
     )
 
 

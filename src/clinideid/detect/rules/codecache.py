@@ -29,6 +29,8 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
+from clinideid.cache import cache_dir
+
 log = logging.getLogger(__name__)
 
 try:  # CPython's regular-expression internals; any other interpreter compiles normally
@@ -43,17 +45,6 @@ except ImportError:  # pragma: no cover - other interpreters
 _FORMAT = 1
 _TAG = f"{sys.implementation.cache_tag}-sre{getattr(_sre, 'MAGIC', 0) if _SUPPORTED else 0}-v{_FORMAT}"
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
-
-
-def cache_dir() -> Path | None:
-    """The cache folder, or None when caching is off."""
-    configured = os.environ.get("CLINIDEID_CACHE_DIR")
-    if configured is not None:
-        if configured.strip().lower() in ("", "off", "0", "false", "no"):
-            return None
-        return Path(configured)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "clinideid"
 
 
 class PatternStore:
