@@ -10,7 +10,7 @@ import typer
 
 from clinideid.audit.html import write_audit_html
 from clinideid.batch.inputs import DEFAULT_MAX_BYTES, count_inputs, is_jsonl, iter_inputs
-from clinideid.batch.journal import settings_fingerprint
+from clinideid.batch.journal import settings_fingerprint, writing
 from clinideid.batch.paths import AUDIT_HTML_NAME, NAMING, check_paths
 from clinideid.batch.records import FieldPolicy
 from clinideid.batch.runner import (
@@ -99,7 +99,8 @@ def _load_key(key_file: Path | None, ephemeral: bool) -> bytes | None:
         "Other file types are failed inputs; hidden and system files are ignored. "
         "Exit codes: 0 every document done; 3 some documents failed (see summary.json; "
         "--allow-failures makes it 0); 2 a problem of the whole run (nothing written); "
-        "130 stopped by SIGINT/SIGTERM (finish with --resume)."
+        "4 an output could not be written (disk full, read-only or not writable: fix it, then the same "
+        "command with --resume); 130 stopped by SIGINT/SIGTERM (finish with --resume)."
     )
 )
 def deid(
@@ -353,7 +354,8 @@ def deid(
     else:
         outcome = run_batch(items, deidentifier, output, key, options, settings, get_patient)
     d = outcome.summary
-    write_audit_html(output / AUDIT_HTML_NAME, d["audit"])
+    with writing(AUDIT_HTML_NAME):
+        write_audit_html(output / AUDIT_HTML_NAME, d["audit"])
     typer.echo(
         f"{d['succeeded']}/{d['documents']} documents de-identified, {d['failed']} failed, "
         f"{d['skipped']} skipped as done, {d['ignored']} inputs ignored; "
