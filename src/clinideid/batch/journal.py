@@ -238,6 +238,7 @@ def build_reports(journal: RunJournal, skipped: int, finished: bool, durable: bo
     per_source: Counter = Counter()
     per_operator: Counter = Counter()
     fallbacks: Counter = Counter()
+    encodings: Counter = Counter()
     counts: Counter = Counter()
     characters = 0
     seconds = 0.0
@@ -261,6 +262,8 @@ def build_reports(journal: RunJournal, skipped: int, finished: bool, durable: bo
                 rep = entry["report"]
                 report.write((json.dumps(rep, ensure_ascii=False) + "\n").encode("utf-8"))
                 audit.add(rep)
+                if rep.get("encoding"):
+                    encodings[rep["encoding"]] += 1
                 for r in _all_replacements(rep):
                     per_label[r["label"]] += 1
                     per_source[r["source"]] += 1
@@ -278,6 +281,7 @@ def build_reports(journal: RunJournal, skipped: int, finished: bool, durable: bo
         "spans_per_detector": dict(sorted(per_source.items())),
         "spans_per_operator": dict(sorted(per_operator.items())),
         "operator_fallbacks": dict(sorted(fallbacks.items())),
+        "encodings": dict(sorted(encodings.items())),
         "characters": characters,
         "seconds": round(seconds, 3),
         "characters_per_second": round(characters / seconds) if seconds else None,

@@ -330,6 +330,8 @@ def _finish(pending: _Pending, run: _Run, outcome: Outcome | None) -> None:
         result, field_results, fields = outcome.result, outcome.field_results, pending.fields
         report = {**result.report(), "id": out_id}
         report["audit"] = outcome.audit
+        if item.encoding is not None:
+            report["encoding"] = item.encoding  # chosen per document with --encoding auto
         entry: dict[str, Any] = {"id": out_id, "status": "done", "output": relpath}
         if item.record is not None:
             report["fields"] = [

@@ -31,7 +31,7 @@ from clinideid.batch.paths import (
 from clinideid.batch.tables import RowOutcome, SourceRow, missing_extra
 from clinideid.errors import ConfigError, InputError
 from clinideid.files import atomic_file, open_read, real_dir
-from clinideid.text.decoding import check_encoding, sniff_bom
+from clinideid.text.decoding import AUTO, check_decoded, check_encoding, sniff_bom
 
 FORMATS = ("csv", "parquet")
 #: what ``errors="surrogateescape"`` makes of bytes the encoding cannot decode
@@ -59,7 +59,8 @@ class CsvSource:
         self.description = display_id(path.name)
         with path.open("rb") as fh:
             head = fh.read(4)
-        self.encoding = sniff_bom(head) or check_encoding(encoding)
+        declared = check_encoding(encoding)
+        self.encoding = sniff_bom(head) or ("utf-8" if declared == AUTO else declared)  # one for the file
         self.max_bytes = max_bytes
         with self._open() as fh:
             try:
@@ -117,6 +118,11 @@ class CsvSource:
                             f"{self.description}, row {number}: bytes that are not valid {self.encoding}; pass "
                             "--encoding (e.g. latin-1 or cp1252) if the file uses another encoding",
                         )
+                        continue
+                    try:
+                        check_decoded(" ".join(cells), f"{self.description}, row {number}", self.encoding)
+                    except InputError as exc:
+                        yield SourceRow(number, values, str(exc))
                         continue
                     yield SourceRow(number, values)
         finally:

@@ -151,7 +151,11 @@ def deid(
         "jsonl", "--annotations", help="brat, jsonl (report.jsonl only) or none."
     ),
     encoding: str = typer.Option(
-        "utf-8", "--encoding", help="Encoding of inputs without a byte-order mark (a BOM always wins)."
+        "auto",
+        "--encoding",
+        help="Encoding of inputs without a byte-order mark (a BOM always wins). auto: per document, UTF-8 or "
+        "the one of cp1252, iso8859-15, cp1251, koi8-r that reads it as clean text (recorded in its report); "
+        "tables and corpus formats: UTF-8. A named encoding that reads a document as mojibake fails it.",
     ),
     max_bytes: int = typer.Option(
         DEFAULT_MAX_BYTES, "--max-bytes", help="Larger files (or JSONL records) are errors, not read."
