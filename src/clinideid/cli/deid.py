@@ -11,7 +11,7 @@ import typer
 from clinideid.audit.html import write_audit_html
 from clinideid.batch.inputs import DEFAULT_MAX_BYTES, count_inputs, is_jsonl, iter_inputs
 from clinideid.batch.journal import settings_fingerprint, writing
-from clinideid.batch.paths import AUDIT_HTML_NAME, NAMING, check_paths
+from clinideid.batch.paths import AUDIT_HTML_NAME, NAMING, STATE_DIR, TMP_DIR, check_paths
 from clinideid.batch.records import FieldPolicy
 from clinideid.batch.runner import (
     BatchOptions,
@@ -359,7 +359,7 @@ def deid(
         outcome = run_batch(items, deidentifier, output, key, options, settings, get_patient)
     d = outcome.summary
     with writing(AUDIT_HTML_NAME):
-        write_audit_html(output / AUDIT_HTML_NAME, d["audit"])
+        write_audit_html(output / AUDIT_HTML_NAME, d["audit"], output / STATE_DIR / TMP_DIR)
     typer.echo(
         f"{d['succeeded']}/{d['documents']} documents de-identified, {d['failed']} failed, "
         f"{d['skipped']} skipped as done, {d['ignored']} inputs ignored; "
