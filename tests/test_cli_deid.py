@@ -37,15 +37,17 @@ def test_deid_folder_keeps_layout_and_records_bad_documents(tmp_path: Path, capl
         res = run(
             "deid", str(src), "-o", str(out), "--key-file", str(key), "--annotations", "brat", "--no-progress"
         )
-    assert res.exit_code == 3, res.output  # two documents failed
+    assert res.exit_code == 3, res.output  # the binary one failed; the latin-1 one is read as cp1252
     assert (out / "a.txt").exists() and (out / "sub" / "b.txt").exists() and (out / "sub" / "b.ann").exists()
     a = (out / "a.txt").read_text("utf-8")
     assert "John" not in a and "Miller" not in a and "4829105" not in a and "555-0143" not in a
     b = (out / "sub" / "b.txt").read_bytes().decode("utf-8")
     assert "\r\n" in b and "Rivera" not in b  # layout (CRLF) kept, PHI gone
     summary = json.loads((out / "summary.json").read_text("utf-8"))
-    assert summary["documents"] == 4 and summary["succeeded"] == 2 and summary["failed"] == 2
-    assert {e["id"] for e in summary["errors"]} == {"broken", "latin"}
+    assert summary["documents"] == 4 and summary["succeeded"] == 3 and summary["failed"] == 1
+    assert {e["id"] for e in summary["errors"]} == {"broken"}
+    assert summary["encodings"] == {"cp1252": 1, "utf-8": 2}
+    assert "Núñez" not in (out / "latin.txt").read_text("utf-8")
     assert summary["spans_per_label"]["PATIENT"] >= 2
     # no PHI in the summary, the per-document report or the logs
     everything = (out / "summary.json").read_text("utf-8") + (out / "report.jsonl").read_text("utf-8")

@@ -27,6 +27,7 @@ Steps, each written atomically into the output folder so that ``resume`` skips t
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import random
@@ -41,9 +42,9 @@ from typing import Any
 
 import yaml
 
-from clinideid.batch.journal import write_atomic
 from clinideid.document import Document, Span
 from clinideid.errors import ConfigError, InputError
+from clinideid.files import atomic_file, write_atomic
 from clinideid.text.language import SUPPORTED
 
 STEPS = ("silver", "synthetic", "lm", "train", "choose")
@@ -181,38 +182,34 @@ def silver_label(opts: AdaptOptions, target: Path) -> dict[str, Any]:
     deid = Deidentifier.for_language(opts.language, secrets.token_bytes(32))  # detection only: key unused
     counts = {"notes": 0, "unreadable": 0, "ignored": 0, "spans": 0, "characters": 0}
     labels: dict[str, int] = {}
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.part")
-    try:
-        with tmp.open("w", encoding="utf-8") as fh:
-            for batch in _batches(iter_inputs(opts.notes, language=opts.language), opts.batch_size):
-                docs = []
-                for item in batch:
-                    # a fresh id: a site's ids may themselves identify a patient
-                    if item.document is not None:
-                        number = counts["notes"] + len(docs) + 1
-                        docs.append(Document(f"site-{number}", item.document.text, opts.language))
-                    elif item.error is not None:
-                        counts["unreadable"] += 1
-                    else:
-                        counts["ignored"] += 1
-                for doc, (spans, _dropped) in zip(docs, deid.detect_batch(docs), strict=True):
-                    silver = doc.with_spans(Span(s.start, s.end, s.label, source="silver") for s in spans)
-                    fh.write(_doc_line(silver))
-                    counts["notes"] += 1
-                    counts["spans"] += len(spans)
-                    counts["characters"] += len(doc.text)
-                    for s in spans:
-                        labels[s.label] = labels.get(s.label, 0) + 1
-    except BaseException:  # an interrupted or failed step leaves no partial file
-        tmp.unlink(missing_ok=True)
-        raise
-    if counts["notes"] == 0:
-        tmp.unlink(missing_ok=True)
-        raise InputError(
-            f"no readable notes in {opts.notes} ({counts['unreadable']} unreadable, {counts['ignored']} "
-            "not notes): give a folder of .txt files or a JSONL file with a 'text' field"
-        )
-    os.replace(tmp, target)
+    with atomic_file(target, target.parent) as raw:  # an interrupted or failed step leaves no partial file
+        fh = io.TextIOWrapper(raw, encoding="utf-8", newline="")
+        for batch in _batches(iter_inputs(opts.notes, language=opts.language), opts.batch_size):
+            docs = []
+            for item in batch:
+                # a fresh id: a site's ids may themselves identify a patient
+                if item.document is not None:
+                    number = counts["notes"] + len(docs) + 1
+                    docs.append(Document(f"site-{number}", item.document.text, opts.language))
+                elif item.error is not None:
+                    counts["unreadable"] += 1
+                else:
+                    counts["ignored"] += 1
+            for doc, (spans, _dropped) in zip(docs, deid.detect_batch(docs), strict=True):
+                silver = doc.with_spans(Span(s.start, s.end, s.label, source="silver") for s in spans)
+                fh.write(_doc_line(silver))
+                counts["notes"] += 1
+                counts["spans"] += len(spans)
+                counts["characters"] += len(doc.text)
+                for s in spans:
+                    labels[s.label] = labels.get(s.label, 0) + 1
+        if counts["notes"] == 0:
+            raise InputError(
+                f"no readable notes in {opts.notes} ({counts['unreadable']} unreadable, {counts['ignored']} "
+                "not notes): give a folder of .txt files or a JSONL file with a 'text' field"
+            )
+        fh.flush()
+        fh.detach()
     return {**counts, "labels": dict(sorted(labels.items()))}
 
 

@@ -6,9 +6,13 @@ identifiers (file names, line numbers, label names, offsets), not content.
 
 from __future__ import annotations
 
+import errno
+
 
 class ClinideidError(Exception):
-    """Root of every error clinideid raises on purpose."""
+    """Root of every error clinideid raises on purpose; ``exit_code`` is what the command exits with."""
+
+    exit_code = 2
 
 
 class SpanError(ClinideidError, ValueError):
@@ -54,3 +58,34 @@ class ModelError(ClinideidError):
 
 class InputError(ClinideidError):
     """An input document cannot be processed (binary, wrong encoding, too large, empty)."""
+
+
+class OutputWriteError(ClinideidError):
+    """An output could not be written: the disk is full, the folder read-only or not writable...
+
+    A problem of the environment, not of a document: the run stops (exit code 4) with what is done kept.
+    The message names what was being written (never a document's file name) and how to go on.
+    """
+
+    exit_code = 4
+
+    def __init__(self, what: str, error: OSError, then: str = "") -> None:
+        self.errno = error.errno
+        super().__init__(f"cannot write {what}: {_write_problem(error)}{then}")
+
+
+_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+_DENIED = {errno.EACCES, errno.EPERM}
+
+
+def _write_problem(error: OSError) -> str:
+    """What a failed write means and what to do, by its errno (the strerror otherwise)."""
+    if error.errno in _FULL:
+        return "no space left (disk full, quota or file size limit reached); free space"
+    if error.errno == errno.EROFS:
+        return "the output folder is on a read-only file system; make it writable"
+    if error.errno in _DENIED:
+        return "permission denied in the output folder; give this user write access to it"
+    if error.errno == errno.ELOOP:
+        return "a symbolic link stands where clinideid keeps its own files and is never followed; remove it"
+    return f"{error.strerror or type(error).__name__}; fix the cause"

@@ -99,8 +99,9 @@ def render_audit_html(audit: Mapping[str, Any], title: str = "clinideid residual
     )
 
 
-def write_audit_html(path: Path, audit: Mapping[str, Any]) -> None:
-    """Write ``audit.html`` atomically (a temporary file beside it, then a rename)."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(render_audit_html(audit), encoding="utf-8")
-    tmp.replace(path)
+def write_audit_html(path: Path, audit: Mapping[str, Any], tmp_dir: Path | None = None) -> None:
+    """Write ``audit.html`` atomically (a temporary file in ``tmp_dir``, by default beside it, then a
+    rename)."""
+    from clinideid.files import write_atomic
+
+    write_atomic(path, render_audit_html(audit).encode("utf-8"), tmp_dir or path.parent)

@@ -20,7 +20,15 @@ from clinideid.batch.paths import display_id, inside
 from clinideid.document import Document
 from clinideid.errors import ClinideidError, ConfigError, FormatError, InputError, ModelError
 from clinideid.ingest import DOCUMENT_SUFFIXES
-from clinideid.text.decoding import check_encoding, check_text, decode_text, sniff_bom
+from clinideid.text.decoding import (
+    AUTO,
+    Decoded,
+    check_decoded,
+    check_encoding,
+    check_text,
+    decode_document,
+    sniff_bom,
+)
 from clinideid.text.language import SUPPORTED
 
 if TYPE_CHECKING:
@@ -58,6 +66,7 @@ class InputItem:
     source_name: str = ""  # the input file's name, for ``--patient-id filename:REGEX``
     extracted: ExtractedDocument | None = None  # a DOCX, PDF, image...: the source map for its format output
     loader: Callable[[], InputItem] | None = None
+    encoding: str | None = None  # what its bytes were decoded with (text files, JSONL lines): in its report
 
 
 def normalise_language(value: object, where: str) -> str | None:
@@ -73,13 +82,13 @@ def normalise_language(value: object, where: str) -> str | None:
     return code
 
 
-def read_text_file(path: Path, name: str, encoding: str, max_bytes: int) -> str:
+def read_text_file(path: Path, name: str, encoding: str, max_bytes: int) -> Decoded:
     """The decoded text of one file, at most ``max_bytes`` of it read (a larger file is an error)."""
     with path.open("rb") as fh:
         data = fh.read(max_bytes + 1)
     if len(data) > max_bytes:
         raise InputError(f"{name}: over the limit of {max_bytes} bytes; raise --max-bytes to process it")
-    return decode_text(data, name, encoding)
+    return decode_document(data, name, encoding)
 
 
 def _text_item(path: Path, rel: str, language: str | None, encoding: str, max_bytes: int) -> InputItem:
@@ -88,8 +97,9 @@ def _text_item(path: Path, rel: str, language: str | None, encoding: str, max_by
     doc_id = rel[: -len(suffix)] if suffix else rel
     shown = display_id(rel)
     try:
-        text = read_text_file(path, shown, encoding, max_bytes)
-        return InputItem(doc_id, suffix, Document(display_id(doc_id), text, language), source_name=name)
+        decoded = read_text_file(path, shown, encoding, max_bytes)
+        doc = Document(display_id(doc_id), decoded.text, language)
+        return InputItem(doc_id, suffix, doc, source_name=name, encoding=decoded.encoding)
     except InputError as exc:
         return InputItem(doc_id, suffix, error=str(exc), source_name=name)
     except OSError as exc:
@@ -252,8 +262,11 @@ def _unreadable_folder(exc: OSError, root: Path) -> InputItem:
     return InputItem(rel, error=f"{display_id(rel)}/: cannot read this folder ({exc.strerror}); not read")
 
 
-def _jsonl_lines(path: Path, encoding: str, max_bytes: int) -> Iterator[tuple[int, str | None, str | None]]:
-    """``(line number, decoded line or None, error or None)`` for each non-empty line."""
+def _jsonl_lines(
+    path: Path, encoding: str, max_bytes: int
+) -> Iterator[tuple[int, Decoded | None, str | None]]:
+    """``(line number, decoded line or None, error or None)`` for each non-empty line; with ``auto`` each
+    line (each record) gets its own encoding."""
     with path.open("rb") as fh:
         head = fh.read(4)
         fh.seek(0)
@@ -261,6 +274,8 @@ def _jsonl_lines(path: Path, encoding: str, max_bytes: int) -> Iterator[tuple[in
         if codec.startswith(("utf-16", "utf-32")):
             yield from _wide_jsonl_lines(path, codec, max_bytes)
             return
+        if codec == "utf-8-sig":
+            codec = "utf-8"  # the mark opens the first line only
         for lineno, raw in enumerate(_bounded_lines(fh, max_bytes), start=1):
             where = f"{display_id(path.name)}:{lineno}"
             if raw is None:
@@ -269,11 +284,11 @@ def _jsonl_lines(path: Path, encoding: str, max_bytes: int) -> Iterator[tuple[in
             if not raw.strip():
                 continue
             try:
-                line = decode_text(raw, where, codec if lineno > 1 else (sniff_bom(raw) or codec))
+                line = decode_document(raw, where, codec)
             except InputError as exc:
                 yield lineno, None, str(exc)
                 continue
-            yield lineno, line.removeprefix("\ufeff"), None
+            yield lineno, Decoded(line.text.removeprefix("\ufeff"), line.encoding), None
 
 
 def _bounded_lines(fh, max_bytes: int) -> Iterator[bytes | None]:
@@ -290,7 +305,9 @@ def _bounded_lines(fh, max_bytes: int) -> Iterator[bytes | None]:
         yield raw
 
 
-def _wide_jsonl_lines(path: Path, codec: str, max_chars: int) -> Iterator[tuple[int, str | None, str | None]]:
+def _wide_jsonl_lines(
+    path: Path, codec: str, max_chars: int
+) -> Iterator[tuple[int, Decoded | None, str | None]]:
     name = display_id(path.name)
     lineno = 0
     try:
@@ -307,7 +324,7 @@ def _wide_jsonl_lines(path: Path, codec: str, max_chars: int) -> Iterator[tuple[
                 except InputError as exc:
                     yield lineno, None, str(exc)
                     continue
-                yield lineno, line.removeprefix("\ufeff"), None
+                yield lineno, Decoded(line.removeprefix("\ufeff"), codec), None
     except UnicodeDecodeError:
         yield lineno + 1, None, f"{name}:{lineno + 1}: not valid {codec}; the rest of the file was not read"
 
@@ -326,7 +343,7 @@ def iter_jsonl_inputs(
             continue
         assert line is not None
         try:
-            record = json.loads(line)
+            record = json.loads(line.text)
         except json.JSONDecodeError as exc:
             yield InputItem(
                 fallback_id, error=f"{where}: invalid JSON (column {exc.colno})", source_name=name
@@ -338,10 +355,12 @@ def iter_jsonl_inputs(
         if not isinstance(record, dict):
             yield InputItem(fallback_id, error=f"{where}: not a JSON object", source_name=name)
             continue
-        yield _record_item(record, fallback_id, where, language, name)
+        yield _record_item(record, fallback_id, where, language, name, line.encoding)
 
 
-def _record_item(record: dict, fallback_id: str, where: str, language: str | None, name: str) -> InputItem:
+def _record_item(
+    record: dict, fallback_id: str, where: str, language: str | None, name: str, encoding: str | None = None
+) -> InputItem:
     text_field = next((f for f in TEXT_FIELDS if isinstance(record.get(f), str)), None)
     raw_id = next((record[f] for f in ID_FIELDS if record.get(f) not in (None, "")), None)
     doc_id = str(raw_id) if raw_id is not None else fallback_id
@@ -360,7 +379,9 @@ def _record_item(record: dict, fallback_id: str, where: str, language: str | Non
         doc = Document(display_id(doc_id), record[text_field], lang, meta)
     except ClinideidError as exc:
         return InputItem(doc_id, error=str(exc) if str(exc).startswith(where) else f"{where}: {exc}")
-    return InputItem(doc_id, document=doc, record=record, text_field=text_field, source_name=name)
+    return InputItem(
+        doc_id, document=doc, record=record, text_field=text_field, source_name=name, encoding=encoding
+    )
 
 
 def iter_codec_inputs(
@@ -373,6 +394,7 @@ def iter_codec_inputs(
     codec = get_codec(fmt)  # unknown format: a run-wide error
     report = ReadReport()
     produced = 0
+    encoding = "utf-8" if check_encoding(encoding) == AUTO else encoding  # corpus files: one encoding
     docs = codec.read(path, report=report, on_error="skip", encoding=encoding)
     while True:
         try:
@@ -388,6 +410,7 @@ def iter_codec_inputs(
         produced += 1
         try:
             check_text(doc.text, doc.id)
+            check_decoded(doc.text, doc.id, encoding)
             lang = normalise_language(doc.language, doc.id) or language
         except InputError as exc:
             yield InputItem(display_id(doc.id), ".txt", error=str(exc))

@@ -6,39 +6,65 @@ any instant therefore leaves each document done (output + journal line) or not d
 output that the resumed run rewrites); a torn last line is cut off when the journal is opened again.
 ``report.jsonl`` and ``summary.json`` are rebuilt from the journal at the end of every run (atomically),
 so they cover every run that wrote to the folder. A lock on ``.clinideid/lock`` keeps a second run out.
+Lines are appended whole or not at all (``files.AppendFile``): a line that a full disk cuts short is cut
+off at once, and the failed write stops the run (``writing`` makes it an ``OutputWriteError``, exit 4).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
-import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from clinideid.audit.summary import AuditCollector
-from clinideid.batch.paths import REPORT_NAME, STATE_DIR, SUMMARY_NAME
-from clinideid.errors import ConfigError
+from clinideid.batch.paths import JOURNAL_NAME, LOCK_NAME, REPORT_NAME, STATE_DIR, SUMMARY_NAME
+from clinideid.errors import ConfigError, OutputWriteError
+from clinideid.files import AppendFile, atomic_file, open_read, real_dir, write_atomic
 
-JOURNAL_NAME = "journal.jsonl"
-LOCK_NAME = "lock"
 FORMAT_VERSION = 1
+#: how a run stopped by an unwritable output goes on, once the cause is fixed
+RESUME_HINT = ", then run the same command with --resume to finish (what is done so far is kept)"
+
+__all__ = [
+    "RunJournal",
+    "RunLock",
+    "build_reports",
+    "every_step",
+    "settings_fingerprint",
+    "write_atomic",
+    "writing",
+]
 
 
-def write_atomic(path: Path, data: bytes, tmp_dir: Path, durable: bool = False) -> None:
-    """Write ``data`` to ``path`` through a temporary file in ``tmp_dir`` and a rename: readers see the old
-    file or the new one, never a part."""
-    tmp_dir.mkdir(parents=True, exist_ok=True)
-    tmp = tmp_dir / f"{os.getpid()}-{time.monotonic_ns()}.part"
-    with tmp.open("wb") as fh:
-        fh.write(data)
-        if durable:
-            fh.flush()
-            os.fsync(fh.fileno())
-    os.replace(tmp, path)
+def every_step(*steps: Callable[[], Any]) -> list[Any]:
+    """Each step's result, every step run even when one before it could not write (an ``OutputWriteError``:
+    closing a run writes several files, and each that can be written should be); then the first such
+    error is raised."""
+    results: list[Any] = []
+    first: OutputWriteError | None = None
+    for step in steps:
+        try:
+            results.append(step())
+        except OutputWriteError as exc:
+            results.append(None)
+            first = first or exc
+    if first is not None:
+        raise first
+    return results
+
+
+@contextlib.contextmanager
+def writing(what: str) -> Iterator[None]:
+    """Turn an ``OSError`` of the block (disk full, read-only, permission...) into ``OutputWriteError``."""
+    try:
+        yield
+    except OSError as exc:
+        raise OutputWriteError(what, exc, RESUME_HINT) from None
 
 
 class RunLock:
@@ -46,31 +72,31 @@ class RunLock:
 
     def __init__(self, state_dir: Path) -> None:
         self.path = state_dir / LOCK_NAME
-        self._fh = None
+        self._fd: int | None = None
 
     def acquire(self) -> None:
         import fcntl
 
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fh = self.path.open("a+")
+        with writing("the run's lock file"):
+            real_dir(self.path.parent, self.path.parent.parent)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
         try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            fh.close()
+            os.close(fd)
             raise ConfigError(
                 "another clinideid run is writing to this output folder; wait for it to finish or choose "
                 "another -o"
             ) from None
-        fh.seek(0)
-        fh.truncate()
-        fh.write(f"{os.getpid()}\n")
-        fh.flush()
-        self._fh = fh
+        with contextlib.suppress(OSError):  # the pid is for people; a full disk must not stop the run here
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd = fd
 
     def release(self) -> None:
-        if self._fh is not None:
-            self._fh.close()  # closing drops the flock
-            self._fh = None
+        if self._fd is not None:
+            os.close(self._fd)  # closing drops the flock
+            self._fd = None
 
 
 class RunJournal:
@@ -87,18 +113,19 @@ class RunJournal:
         self.jsonl_end = 0
         self.settings: str | None = None
         self.runs = 0
-        self._fh = None
+        self._fh: AppendFile | None = None
 
     # -- opening -------------------------------------------------------------------------------------------
     def exists(self) -> bool:
         return self.path.exists()
 
+    @writing("the run's journal")
     def load(self) -> None:
         """Read the journal, cutting off a last line torn by a kill."""
         if not self.path.exists():
             return
         good_end = 0
-        with self.path.open("rb") as fh:
+        with open_read(self.path) as fh:
             for raw in fh:
                 if not raw.endswith(b"\n"):
                     break
@@ -108,9 +135,12 @@ class RunJournal:
                     break
                 good_end += len(raw)
                 self._note(entry)
-        if good_end != self.path.stat().st_size:
-            with self.path.open("r+b") as fh:
-                fh.truncate(good_end)
+        if good_end != os.lstat(self.path).st_size:
+            torn = AppendFile(self.path)
+            try:
+                torn.truncate(good_end)
+            finally:
+                torn.close()
 
     def _note(self, entry: dict[str, Any]) -> None:
         if "run" in entry:
@@ -139,8 +169,9 @@ class RunJournal:
             )
 
     def start(self, settings: str) -> None:
-        self.state_dir.mkdir(parents=True, exist_ok=True)
-        self._fh = self.path.open("ab")
+        with writing("the run's journal"):
+            real_dir(self.state_dir, self.out_dir)
+            self._fh = AppendFile(self.path, self.durable)
         self.runs += 1
         self.settings = settings
         self._append({"run": self.runs, "settings": settings, "version": FORMAT_VERSION})
@@ -155,11 +186,10 @@ class RunJournal:
         self._note(entry)
 
     def _append(self, entry: dict[str, Any]) -> None:
+        """Append one whole line, or nothing (a line that cannot be written completely is cut off)."""
         assert self._fh is not None
-        self._fh.write((json.dumps(entry, ensure_ascii=True) + "\n").encode("ascii"))
-        self._fh.flush()
-        if self.durable:
-            os.fsync(self._fh.fileno())
+        with writing("the run's journal"):
+            self._fh.append((json.dumps(entry, ensure_ascii=True) + "\n").encode("ascii"))
 
     def end_run(self, **info: Any) -> None:
         """Mark how this run ended (``finished``, ``interrupted``…) with its own counts."""
@@ -167,21 +197,23 @@ class RunJournal:
 
     def close(self) -> None:
         if self._fh is not None:
-            self._fh.flush()
-            os.fsync(self._fh.fileno())
-            self._fh.close()
-            self._fh = None
+            fh, self._fh = self._fh, None
+            try:
+                with writing("the run's journal"):
+                    fh.sync()
+            finally:
+                fh.close()
 
     # -- reading back --------------------------------------------------------------------------------------
     def final_entries(self) -> Iterator[dict[str, Any]]:
         """The last entry of every input, in the order they were last finished."""
         last_line: dict[str, int] = {}
-        with self.path.open("rb") as fh:
+        with open_read(self.path) as fh:
             for i, raw in enumerate(fh):
                 entry = json.loads(raw)
                 if "id" in entry:
                     last_line[entry["id"]] = i
-        with self.path.open("rb") as fh:
+        with open_read(self.path) as fh:
             for i, raw in enumerate(fh):
                 entry = json.loads(raw)
                 if "id" in entry and last_line[entry["id"]] == i:
@@ -202,11 +234,11 @@ def build_reports(journal: RunJournal, skipped: int, finished: bool, durable: bo
     ``skipped``: inputs this run found done already; ``finished``: whether this run read all its input.
     """
     tmp_dir = journal.state_dir / "tmp"
-    tmp_dir.mkdir(parents=True, exist_ok=True)
     per_label: Counter = Counter()
     per_source: Counter = Counter()
     per_operator: Counter = Counter()
     fallbacks: Counter = Counter()
+    encodings: Counter = Counter()
     counts: Counter = Counter()
     characters = 0
     seconds = 0.0
@@ -215,8 +247,7 @@ def build_reports(journal: RunJournal, skipped: int, finished: bool, durable: bo
     ignored: list[dict[str, str]] = []
     audit = AuditCollector()
     languages = LanguageCounts()
-    report_tmp = tmp_dir / f"{os.getpid()}-report.part"
-    with report_tmp.open("w", encoding="utf-8") as report:
+    with writing(REPORT_NAME), atomic_file(journal.out_dir / REPORT_NAME, tmp_dir, durable) as report:
         for entry in journal.final_entries():
             status = entry["status"]
             counts[status] += 1
@@ -230,19 +261,17 @@ def build_reports(journal: RunJournal, skipped: int, finished: bool, durable: bo
                 characters += entry.get("chars", 0)
                 seconds += entry.get("seconds", 0.0)
                 rep = entry["report"]
-                report.write(json.dumps(rep, ensure_ascii=False) + "\n")
+                report.write((json.dumps(rep, ensure_ascii=False) + "\n").encode("utf-8"))
                 audit.add(rep)
                 languages.add(rep)
+                if rep.get("encoding"):
+                    encodings[rep["encoding"]] += 1
                 for r in _all_replacements(rep):
                     per_label[r["label"]] += 1
                     per_source[r["source"]] += 1
                     per_operator[r["operator"]] += 1
                     if r.get("note"):
                         fallbacks[r["note"]] += 1
-        if durable:
-            report.flush()
-            os.fsync(report.fileno())
-    os.replace(report_tmp, journal.out_dir / REPORT_NAME)
     summary = {
         "documents": counts["done"] + counts["failed"],
         "succeeded": counts["done"],
@@ -254,6 +283,7 @@ def build_reports(journal: RunJournal, skipped: int, finished: bool, durable: bo
         "spans_per_detector": dict(sorted(per_source.items())),
         "spans_per_operator": dict(sorted(per_operator.items())),
         "operator_fallbacks": dict(sorted(fallbacks.items())),
+        "encodings": dict(sorted(encodings.items())),
         "characters": characters,
         "seconds": round(seconds, 3),
         "characters_per_second": round(characters / seconds) if seconds else None,
@@ -265,7 +295,8 @@ def build_reports(journal: RunJournal, skipped: int, finished: bool, durable: bo
         "audit": audit.summary(),
     }
     data = (json.dumps(summary, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-    write_atomic(journal.out_dir / SUMMARY_NAME, data, tmp_dir, durable)
+    with writing(SUMMARY_NAME):
+        write_atomic(journal.out_dir / SUMMARY_NAME, data, tmp_dir, durable)
     return summary
 
 
@@ -314,7 +345,7 @@ def _all_replacements(report: dict[str, Any]) -> Iterator[dict[str, Any]]:
 def _runs(journal: RunJournal) -> list[dict[str, Any]]:
     """One line per run that wrote to the folder: what it did and how it ended (a killed run has no end)."""
     runs: list[dict[str, Any]] = []
-    with journal.path.open("rb") as fh:
+    with open_read(journal.path) as fh:
         for raw in fh:
             entry = json.loads(raw)
             if "run" in entry:

@@ -11,12 +11,19 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import shutil
+from collections.abc import Iterable
 from pathlib import Path
 
 from clinideid.errors import ConfigError
+from clinideid.files import is_link_or_odd
 
 #: the folder inside an output folder that holds the run's journal, lock and temporary files
 STATE_DIR = ".clinideid"
+JOURNAL_NAME = "journal.jsonl"
+LOCK_NAME = "lock"
+TMP_DIR = "tmp"  # temporary files, renamed into place
+STAGING_DIR = "staging"  # outputs that grow while the run goes on (a JSONL output, table parts)
 REPORT_NAME = "report.jsonl"
 SUMMARY_NAME = "summary.json"
 AUDIT_HTML_NAME = "audit.html"
@@ -131,3 +138,55 @@ def inside(path: Path, folder: Path) -> bool:
         return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(folder))
     except OSError:
         return False
+
+
+def prepare_output_folder(out_dir: Path, overwrite: bool, outputs: Iterable[str] = ()) -> None:
+    """Make the output folder and check it before a run writes to it.
+
+    ``ConfigError`` when it is not empty and holds no clinideid run (unless ``overwrite``), and when a link
+    (or a file of another kind) stands where the run keeps its state (``.clinideid`` and what is in it) or
+    where it writes ``report.jsonl``, ``summary.json``, ``audit.html`` or one of ``outputs`` (names relative
+    to the folder): such a link is never followed; ``overwrite`` removes it (the link, never its target),
+    and the run makes what belongs there anew. ``OSError`` when the folder cannot be made.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    unsafe = _unsafe_entries(out_dir, [REPORT_NAME, SUMMARY_NAME, AUDIT_HTML_NAME, *outputs])
+    if unsafe and not overwrite:
+        raise ConfigError(
+            f"the output folder holds a symbolic link or a file of another kind where clinideid keeps its own "
+            f"files ({', '.join(label for _, label in unsafe)}); it is never followed: remove it, or pass "
+            "--overwrite to remove it (the link only, never what it points to) and start the run anew"
+        )
+    for path, _ in unsafe:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    has_journal = (out_dir / STATE_DIR / JOURNAL_NAME).is_file()
+    others = [p for p in out_dir.iterdir() if p.name != STATE_DIR]
+    if others and not has_journal and not overwrite:
+        raise ConfigError(
+            "the output folder is not empty and holds no clinideid run; choose a new or empty -o, or pass "
+            "--overwrite to write into it anyway"
+        )
+
+
+def _unsafe_entries(out_dir: Path, outputs: list[str]) -> list[tuple[Path, str]]:
+    """``(path, label)`` of each entry that is not the kind of thing the run writes there; labels name
+    clinideid's own files only (an output named after an input is "an output")."""
+    state = out_dir / STATE_DIR
+    found: list[tuple[Path, str]] = []
+    for name in outputs:
+        if is_link_or_odd(out_dir / name, want_dir=False):
+            found.append((out_dir / name, name if name in RESERVED_NAMES else "an output"))
+    if is_link_or_odd(state, want_dir=True):
+        return [*found, (state, STATE_DIR)]
+    for name, want_dir in ((TMP_DIR, True), (STAGING_DIR, True), (JOURNAL_NAME, False), (LOCK_NAME, False)):
+        if is_link_or_odd(state / name, want_dir):
+            found.append((state / name, f"{STATE_DIR}/{name}"))
+    staging = state / STAGING_DIR
+    if staging.is_dir() and not staging.is_symlink():
+        for entry in sorted(staging.iterdir()):
+            if is_link_or_odd(entry, want_dir=False):
+                found.append((entry, f"{STATE_DIR}/{STAGING_DIR}/…"))
+    return found

@@ -5,7 +5,8 @@ run-wide error that leaves the folder as it was); the folder is locked; the jour
 loaded and checked against ``--resume``/``--overwrite``; then each input is de-identified under a time
 limit, its output written atomically, and its journal line committed. However the run ends (normally,
 SIGINT/SIGTERM after the current document, a run-wide error), the JSONL output is moved into place and
-``report.jsonl`` and ``summary.json`` are rebuilt from the journal.
+``report.jsonl`` and ``summary.json`` are rebuilt from the journal. An output that cannot be written (disk
+full, read-only folder) stops the run rather than failing its document: ``--resume`` finishes it later.
 
 Each input goes through ``_prepare`` (name, skip or fail it without computing), ``compute`` (de-identify,
 in this process or in a worker process: ``batch.parallel``) and ``_finish`` (write, commit), the first and
@@ -25,18 +26,29 @@ from typing import Any
 
 from clinideid.batch.compute import Outcome, Task, compute
 from clinideid.batch.inputs import InputItem
-from clinideid.batch.journal import RunJournal, RunLock, build_reports
+from clinideid.batch.journal import RunJournal, RunLock, build_reports, every_step, writing
 from clinideid.batch.limits import StopRequest, default_time_limit
 from clinideid.batch.outputs import OutputWriter
-from clinideid.batch.paths import REPORT_NAME, STATE_DIR, SUMMARY_NAME, OutputNamer, display_id
+from clinideid.batch.paths import (
+    REPORT_NAME,
+    STAGING_DIR,
+    STATE_DIR,
+    SUMMARY_NAME,
+    TMP_DIR,
+    OutputNamer,
+    display_id,
+    prepare_output_folder,
+)
 from clinideid.batch.records import FieldPolicy, dotted, field_label, fields_to_deidentify, rebuild_record
-from clinideid.errors import ClinideidError, ConfigError, ModelError
+from clinideid.errors import ClinideidError, ConfigError, ModelError, OutputWriteError
 from clinideid.pipeline import MultilingualDeidentifier
 
 log = logging.getLogger(__name__)
 
 EXIT_OK = 0
+EXIT_RUN_ERROR = 2  # a problem of the whole run, found before anything is written (``ClinideidError``)
 EXIT_DOCUMENTS_FAILED = 3
+EXIT_OUTPUT_UNWRITABLE = OutputWriteError.exit_code  # 4: disk full, read-only...: fix it, then --resume
 EXIT_INTERRUPTED = 130
 
 
@@ -108,13 +120,13 @@ def run_batch(
     iterator = iter(items)
     first = next(iterator, None)  # a run-wide input error surfaces here, before the output is touched
     namer = OutputNamer(options.naming, key)
-    _check_output_folder(out_dir, options)
+    writer = OutputWriter(out_dir, options.annotations, options.jsonl_name, options.durable)
+    _check_output_folder(out_dir, options, writer)
     lock = RunLock(out_dir / STATE_DIR)
     lock.acquire()
     try:
         journal = RunJournal(out_dir, options.durable)
         journal.load()
-        writer = OutputWriter(out_dir, options.annotations, options.jsonl_name, options.durable)
         if journal.exists() and options.overwrite:
             _clear_previous_run(journal, writer)
             journal = RunJournal(out_dir, options.durable)
@@ -124,7 +136,7 @@ def run_batch(
                 "replace it (or choose another -o)"
             )
         journal.check_settings(settings)
-        shutil.rmtree(out_dir / STATE_DIR / "tmp", ignore_errors=True)
+        shutil.rmtree(out_dir / STATE_DIR / TMP_DIR, ignore_errors=True)
         writer.open(journal.jsonl_end)
         journal.start(settings)
         items = iterator if first is None else itertools.chain([first], iterator)
@@ -133,17 +145,12 @@ def run_batch(
         lock.release()
 
 
-def _check_output_folder(out_dir: Path, options: BatchOptions) -> None:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    has_journal = (out_dir / STATE_DIR / "journal.jsonl").exists()
-    others = [p for p in out_dir.iterdir() if p.name != STATE_DIR]
-    if others and not has_journal and not options.overwrite:
-        raise ConfigError(
-            "the output folder is not empty and holds no clinideid run; choose a new or empty -o, or pass "
-            "--overwrite to write into it anyway"
-        )
+@writing("the output folder")
+def _check_output_folder(out_dir: Path, options: BatchOptions, writer: OutputWriter) -> None:
+    prepare_output_folder(out_dir, options.overwrite, [writer.jsonl_name] if writer.jsonl_name else [])
 
 
+@writing("the output folder")
 def _clear_previous_run(journal: RunJournal, writer: OutputWriter) -> None:
     """Remove what an earlier run wrote (its outputs, reports and state), nothing else."""
     for rel in [*journal.outputs.values(), *journal.format_outputs.values()]:
@@ -154,7 +161,7 @@ def _clear_previous_run(journal: RunJournal, writer: OutputWriter) -> None:
     for name in (REPORT_NAME, SUMMARY_NAME, writer.jsonl_name):
         if name and (writer.out_dir / name).is_file():
             (writer.out_dir / name).unlink()
-    shutil.rmtree(journal.state_dir / "staging", ignore_errors=True)
+    shutil.rmtree(journal.state_dir / STAGING_DIR, ignore_errors=True)
     journal.path.unlink()
 
 
@@ -172,10 +179,11 @@ class _Run:
 
 
 def _run(items: Iterable[InputItem], run: _Run, progress: Callable[[], None] | None) -> BatchOutcome:
-    writer, journal, options = run.writer, run.journal, run.options
+    options = run.options
     finished = False
     stop = StopRequest()
     ended = "error"
+    failing = True  # until the loop ends normally: teardown errors must not hide the first one
     try:
         with stop:
             if options.workers != 1:
@@ -192,16 +200,35 @@ def _run(items: Iterable[InputItem], run: _Run, progress: Callable[[], None] | N
                 else:
                     finished = True
         ended = "finished" if finished else f"stopped by {stop.signal_name}"
+        failing = False
     except KeyboardInterrupt:
         ended = "stopped by SIGINT"
         stop.signal_name = "SIGINT"
         raise
+    except OutputWriteError:
+        ended = "stopped: an output could not be written"
+        raise
     finally:
-        writer.close()
-        journal.end_run(ended=ended, skipped=run.skipped)
-        summary = build_reports(journal, run.skipped, finished, options.durable)
-        journal.close()
+        summary = _close(run, ended, finished, failing)
     return BatchOutcome(summary, None if finished else (stop.signal_name or "error"))
+
+
+def _close(run: _Run, ended: str, finished: bool, failing: bool) -> dict[str, Any]:
+    """Put the JSONL output in place, mark the run's end, rebuild the reports and close the journal. After a
+    failed run (``failing``) an unwritable output here (the same full disk) must not hide the first error:
+    the journal stays consistent and ``--resume`` rebuilds the reports."""
+    try:
+        _, _, summary, _ = every_step(
+            run.writer.close,
+            lambda: run.journal.end_run(ended=ended, skipped=run.skipped),
+            lambda: build_reports(run.journal, run.skipped, finished, run.options.durable),
+            run.journal.close,
+        )
+    except OutputWriteError:
+        if not failing:
+            raise
+        return {}
+    return summary
 
 
 def _process(item: InputItem, run: _Run) -> None:
@@ -303,6 +330,8 @@ def _finish(pending: _Pending, run: _Run, outcome: Outcome | None) -> None:
         result, field_results, fields = outcome.result, outcome.field_results, pending.fields
         report = {**result.report(), "id": out_id}
         report["audit"] = outcome.audit
+        if item.encoding is not None:
+            report["encoding"] = item.encoding  # chosen per document with --encoding auto
         entry: dict[str, Any] = {"id": out_id, "status": "done", "output": relpath}
         if item.record is not None:
             report["fields"] = [
@@ -328,7 +357,7 @@ def _finish(pending: _Pending, run: _Run, outcome: Outcome | None) -> None:
         warnings = [*pending.warnings, *result.warnings]  # an unreliable language guess is one
         entry.update(report=report, chars=chars, seconds=round(outcome.seconds, 4), warnings=warnings)
         journal.commit(entry)
-    except (ConfigError, ModelError):
+    except (ConfigError, ModelError, OutputWriteError):
         raise  # a problem of the whole run, not of this document
     except ClinideidError as exc:
         journal.commit(_failed(pending, options, str(exc)))

@@ -11,23 +11,31 @@ and ``summary.json`` are rebuilt from the journal as for the folder runner.
 from __future__ import annotations
 
 import csv
-import os
+import io
 import re
 import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from clinideid.batch.journal import RunJournal, RunLock, build_reports
-from clinideid.batch.paths import REPORT_NAME, STATE_DIR, SUMMARY_NAME, display_id
+from clinideid.batch.journal import RunJournal, RunLock, build_reports, every_step, writing
+from clinideid.batch.paths import (
+    REPORT_NAME,
+    STAGING_DIR,
+    STATE_DIR,
+    SUMMARY_NAME,
+    TMP_DIR,
+    display_id,
+    prepare_output_folder,
+)
 from clinideid.batch.tables import RowOutcome, SourceRow, missing_extra
 from clinideid.errors import ConfigError, InputError
-from clinideid.text.decoding import check_encoding, sniff_bom
+from clinideid.files import atomic_file, open_read, real_dir
+from clinideid.text.decoding import AUTO, check_decoded, check_encoding, sniff_bom
 
 FORMATS = ("csv", "parquet")
 #: what ``errors="surrogateescape"`` makes of bytes the encoding cannot decode
 _UNDECODED = re.compile("[\udc80-\udcff]")
-PARTS_DIR = "staging"
 
 
 def _pyarrow():
@@ -51,9 +59,8 @@ class CsvSource:
         self.description = display_id(path.name)
         with path.open("rb") as fh:
             head = fh.read(4)
-        self.encoding = sniff_bom(head) or check_encoding(encoding)
-        if self.encoding == "utf-8" and head.startswith(b"\xef\xbb\xbf"):
-            self.encoding = "utf-8-sig"
+        declared = check_encoding(encoding)
+        self.encoding = sniff_bom(head) or ("utf-8" if declared == AUTO else declared)  # one for the file
         self.max_bytes = max_bytes
         with self._open() as fh:
             try:
@@ -111,6 +118,11 @@ class CsvSource:
                             f"{self.description}, row {number}: bytes that are not valid {self.encoding}; pass "
                             "--encoding (e.g. latin-1 or cp1252) if the file uses another encoding",
                         )
+                        continue
+                    try:
+                        check_decoded(" ".join(cells), f"{self.description}, row {number}", self.encoding)
+                    except InputError as exc:
+                        yield SourceRow(number, values, str(exc))
                         continue
                     yield SourceRow(number, values)
         finally:
@@ -176,13 +188,15 @@ def _csv_cell(value: Any) -> Any:
     return "" if value is None else value
 
 
-def write_csv(path: Path, columns: Sequence[str], rows: Sequence[dict[str, Any]], header: bool) -> None:
-    with path.open("w", encoding="utf-8", errors="surrogateescape", newline="") as fh:
-        writer = csv.writer(fh)
-        if header:
-            writer.writerow(columns)
-        for row in rows:
-            writer.writerow([_csv_cell(row.get(c)) for c in columns])
+def write_csv(out: BinaryIO, columns: Sequence[str], rows: Sequence[dict[str, Any]], header: bool) -> None:
+    fh = io.TextIOWrapper(out, encoding="utf-8", errors="surrogateescape", newline="")
+    writer = csv.writer(fh)
+    if header:
+        writer.writerow(columns)
+    for row in rows:
+        writer.writerow([_csv_cell(row.get(c)) for c in columns])
+    fh.flush()
+    fh.detach()  # ``out`` stays open: its owner closes it
 
 
 class FileTableSink:
@@ -215,8 +229,8 @@ class FileTableSink:
         self.durable = durable
         self.schema = schema  # the input's Arrow schema, when it has one
         self.state_dir = out_dir / STATE_DIR
-        self.parts_dir = self.state_dir / PARTS_DIR
-        self.tmp_dir = self.state_dir / "tmp"
+        self.parts_dir = self.state_dir / STAGING_DIR
+        self.tmp_dir = self.state_dir / TMP_DIR
         self.columns: list[str] = []
         self._lock = RunLock(self.state_dir)
         self._journal: RunJournal | None = None
@@ -225,38 +239,30 @@ class FileTableSink:
     # -- opening -------------------------------------------------------------------------------------------
     def open(self, columns: Sequence[str]) -> set[str]:
         self.columns = list(columns)
-        self._check_folder()
+        with writing("the output folder"):
+            prepare_output_folder(self.out_dir, self.overwrite, [self.name])
         self._lock.acquire()
         try:
-            journal = RunJournal(self.out_dir, self.durable)
-            journal.load()
-            if journal.exists() and self.overwrite:
-                self._clear(journal)
+            with writing("the output folder"):
                 journal = RunJournal(self.out_dir, self.durable)
-            elif journal.exists() and not self.resume:
-                raise ConfigError(
-                    "the output folder holds an earlier run; pass --resume to finish it or --overwrite to "
-                    "replace it (or choose another -o)"
-                )
-            journal.check_settings(self.settings)
-            shutil.rmtree(self.tmp_dir, ignore_errors=True)
-            self.parts_dir.mkdir(parents=True, exist_ok=True)
-            journal.start(self.settings)
+                journal.load()
+                if journal.exists() and self.overwrite:
+                    self._clear(journal)
+                    journal = RunJournal(self.out_dir, self.durable)
+                elif journal.exists() and not self.resume:
+                    raise ConfigError(
+                        "the output folder holds an earlier run; pass --resume to finish it or --overwrite to "
+                        "replace it (or choose another -o)"
+                    )
+                journal.check_settings(self.settings)
+                shutil.rmtree(self.tmp_dir, ignore_errors=True)
+                real_dir(self.parts_dir, self.out_dir)
+                journal.start(self.settings)
         except BaseException:
             self._lock.release()
             raise
         self._journal = journal
         return {doc_id for doc_id, status in journal.last_status.items() if status == "done"}
-
-    def _check_folder(self) -> None:
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        has_journal = (self.state_dir / "journal.jsonl").exists()
-        others = [p for p in self.out_dir.iterdir() if p.name != STATE_DIR]
-        if others and not has_journal and not self.overwrite:
-            raise ConfigError(
-                "the output folder is not empty and holds no clinideid run; choose a new or empty -o, or pass "
-                "--overwrite to write into it anyway"
-            )
 
     def _clear(self, journal: RunJournal) -> None:
         """Remove what an earlier run wrote (its table, reports and state), nothing else."""
@@ -286,17 +292,15 @@ class FileTableSink:
             journal.commit(entry)
 
     def _write_part(self, part: str, rows: list[dict[str, Any]]) -> None:
-        self.tmp_dir.mkdir(parents=True, exist_ok=True)
-        tmp = self.tmp_dir / f"{os.getpid()}-{part}"
-        if self.fmt == "csv":
-            write_csv(tmp, self.columns, rows, header=False)
-        else:
-            _, pq = _pyarrow()
-            pq.write_table(self._arrow_table(rows), tmp)
-        if self.durable:
-            with tmp.open("rb") as fh:
-                os.fsync(fh.fileno())
-        os.replace(tmp, self.parts_dir / part)
+        with (
+            writing("a part of the output table"),
+            atomic_file(self.parts_dir / part, self.tmp_dir, self.durable) as fh,
+        ):
+            if self.fmt == "csv":
+                write_csv(fh, self.columns, rows, header=False)
+            else:
+                _, pq = _pyarrow()
+                pq.write_table(self._arrow_table(rows), fh)
 
     def _arrow_table(self, rows: list[dict[str, Any]]):
         pa, _ = _pyarrow()
@@ -312,10 +316,12 @@ class FileTableSink:
         if journal is None:
             return {}
         try:
-            journal.end_run(ended="finished" if finished else "stopped", skipped=skipped)
-            self._assemble(journal)
-            summary = build_reports(journal, skipped, finished, self.durable)
-            journal.close()
+            _, _, summary, _ = every_step(
+                lambda: journal.end_run(ended="finished" if finished else "stopped", skipped=skipped),
+                lambda: self._assemble(journal),
+                lambda: build_reports(journal, skipped, finished, self.durable),
+                journal.close,
+            )
             return summary
         finally:
             self._journal = None
@@ -336,40 +342,40 @@ class FileTableSink:
             if name not in kept:  # unrecorded (a killed batch) or superseded: nothing in it is wanted
                 (self.parts_dir / name).unlink()
         parts = [p for p in parts if p in kept]
-        self.tmp_dir.mkdir(parents=True, exist_ok=True)
-        tmp = self.tmp_dir / f"{os.getpid()}-assembled.{self.fmt}"
-        if self.fmt == "csv":
-            self._assemble_csv(tmp, parts, kept)
-        else:
-            self._assemble_parquet(tmp, parts, kept)
-        if self.durable:
-            with tmp.open("rb") as fh:
-                os.fsync(fh.fileno())
-        os.replace(tmp, self.out_dir / self.name)
+        with (
+            writing("the output table"),
+            atomic_file(self.out_dir / self.name, self.tmp_dir, self.durable) as fh,
+        ):
+            if self.fmt == "csv":
+                self._assemble_csv(fh, parts, kept)
+            else:
+                self._assemble_parquet(fh, parts, kept)
 
-    def _assemble_csv(self, tmp: Path, parts: list[str], kept: dict[str, set[int]]) -> None:
+    def _assemble_csv(self, tmp: BinaryIO, parts: list[str], kept: dict[str, set[int]]) -> None:
         limit = csv.field_size_limit()
         csv.field_size_limit(2**31 - 1)  # parts were written by this program
+        out = io.TextIOWrapper(tmp, encoding="utf-8", errors="surrogateescape", newline="")
         try:
-            with tmp.open("w", encoding="utf-8", errors="surrogateescape", newline="") as out:
-                writer = csv.writer(out)
-                writer.writerow(self.columns)
-                for name in parts:
-                    places = kept[name]
-                    with (self.parts_dir / name).open(
-                        "r", encoding="utf-8", errors="surrogateescape", newline=""
-                    ) as fh:
-                        for i, cells in enumerate(csv.reader(fh)):
-                            if i in places:
-                                writer.writerow(cells)
+            writer = csv.writer(out)
+            writer.writerow(self.columns)
+            for name in parts:
+                places = kept[name]
+                with open_read(self.parts_dir / name) as raw:
+                    fh = io.TextIOWrapper(raw, encoding="utf-8", errors="surrogateescape", newline="")
+                    for i, cells in enumerate(csv.reader(fh)):
+                        if i in places:
+                            writer.writerow(cells)
+            out.flush()
         finally:
+            out.detach()  # ``tmp`` stays open: its owner closes it
             csv.field_size_limit(limit)
 
-    def _assemble_parquet(self, tmp: Path, parts: list[str], kept: dict[str, set[int]]) -> None:
+    def _assemble_parquet(self, tmp: BinaryIO, parts: list[str], kept: dict[str, set[int]]) -> None:
         pa, pq = _pyarrow()
         tables = []
         for name in parts:
-            table = pq.read_table(self.parts_dir / name)
+            with open_read(self.parts_dir / name) as raw:
+                table = pq.read_table(raw)
             places = sorted(i for i in kept[name] if i < table.num_rows)
             tables.append(table.take(pa.array(places, type=pa.int64())))
         if tables:

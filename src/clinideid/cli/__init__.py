@@ -45,7 +45,8 @@ def _register_commands() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point: clear one-line errors (exit 2) instead of tracebacks for known problems.
+    """Console entry point: clear one-line errors instead of tracebacks for known problems (exit 2, or the
+    error's own code: 4 when outputs could not be written).
 
     Click (in standalone mode) handles usage errors itself; our own errors propagate to here.
     """
@@ -54,7 +55,7 @@ def main(argv: list[str] | None = None) -> None:
         app(args=argv, prog_name="clinideid")
     except ClinideidError as exc:
         typer.secho(f"error: {exc}", err=True, fg=typer.colors.RED)
-        sys.exit(2)
+        sys.exit(exc.exit_code)
     except ModuleNotFoundError as exc:  # an optional dependency (torch, transformers, gensim) not installed
         from clinideid.extras import missing_extra
 

@@ -11,8 +11,8 @@ import typer
 
 from clinideid.audit.html import write_audit_html
 from clinideid.batch.inputs import DEFAULT_MAX_BYTES, count_inputs, is_jsonl, iter_inputs
-from clinideid.batch.journal import settings_fingerprint
-from clinideid.batch.paths import AUDIT_HTML_NAME, NAMING, check_paths
+from clinideid.batch.journal import settings_fingerprint, writing
+from clinideid.batch.paths import AUDIT_HTML_NAME, NAMING, STATE_DIR, TMP_DIR, check_paths
 from clinideid.batch.records import FieldPolicy
 from clinideid.batch.runner import (
     BatchOptions,
@@ -100,7 +100,8 @@ def _load_key(key_file: Path | None, ephemeral: bool) -> bytes | None:
         "Other file types are failed inputs; hidden and system files are ignored. "
         "Exit codes: 0 every document done; 3 some documents failed (see summary.json; "
         "--allow-failures makes it 0); 2 a problem of the whole run (nothing written); "
-        "130 stopped by SIGINT/SIGTERM (finish with --resume)."
+        "4 an output could not be written (disk full, read-only or not writable: fix it, then the same "
+        "command with --resume); 130 stopped by SIGINT/SIGTERM (finish with --resume)."
     )
 )
 def deid(
@@ -151,7 +152,11 @@ def deid(
         "jsonl", "--annotations", help="brat, jsonl (report.jsonl only) or none."
     ),
     encoding: str = typer.Option(
-        "utf-8", "--encoding", help="Encoding of inputs without a byte-order mark (a BOM always wins)."
+        "auto",
+        "--encoding",
+        help="Encoding of inputs without a byte-order mark (a BOM always wins). auto: per document, UTF-8 or "
+        "the one of cp1252, iso8859-15, cp1251, koi8-r that reads it as clean text (recorded in its report); "
+        "tables and corpus formats: UTF-8. A named encoding that reads a document as mojibake fails it.",
     ),
     max_bytes: int = typer.Option(
         DEFAULT_MAX_BYTES, "--max-bytes", help="Larger files (or JSONL records) are errors, not read."
@@ -354,7 +359,8 @@ def deid(
     else:
         outcome = run_batch(items, deidentifier, output, key, options, settings, get_patient)
     d = outcome.summary
-    write_audit_html(output / AUDIT_HTML_NAME, d["audit"])
+    with writing(AUDIT_HTML_NAME):
+        write_audit_html(output / AUDIT_HTML_NAME, d["audit"], output / STATE_DIR / TMP_DIR)
     typer.echo(
         f"{d['succeeded']}/{d['documents']} documents de-identified, {d['failed']} failed, "
         f"{d['skipped']} skipped as done, {d['ignored']} inputs ignored; "

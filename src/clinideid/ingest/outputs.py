@@ -8,9 +8,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from clinideid.batch.journal import write_atomic
 from clinideid.batch.outputs import OutputWriter
 from clinideid.errors import InputError
 from clinideid.ingest.model import ExtractedDocument
@@ -92,8 +89,6 @@ def _xml_safe(line: str) -> str:
 def write_format_output(writer: OutputWriter, doc: ExtractedDocument, result: DeidResult, out_id: str) -> str:
     """Write the de-identified document atomically under the output folder; its relative path."""
     relpath = format_output_name(out_id, doc)
-    path: Path = writer.target(relpath)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    writer.target(relpath)
-    write_atomic(path, render_output(doc, result), writer.tmp_dir, writer.durable)
+    writer.target(relpath)  # refused before rendering when it would leave the output folder
+    writer.write_file(relpath, render_output(doc, result))
     return relpath

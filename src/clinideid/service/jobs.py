@@ -26,8 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from clinideid.batch.journal import write_atomic
 from clinideid.errors import ConfigError, InputError
+from clinideid.files import write_atomic
 from clinideid.service.settings import ServiceSettings
 from clinideid.service.tenancy import Caller
 

@@ -1,13 +1,19 @@
 """Turning the bytes of a clinical document into text, or refusing to.
 
-One function decodes every input clinideid reads as text (plain files, JSONL, corpus codecs): a byte-order
-mark decides the Unicode encoding when there is one (UTF-8, UTF-16 or UTF-32, either byte order); otherwise
-the encoding the user named is used. Decoding that "succeeds" but yields garbage is refused, because
-de-identifying mojibake lets the clear text through once the output is decoded back:
+One function decodes every input clinideid reads as text (plain files, JSONL, stdin): a byte-order mark
+decides the Unicode encoding when there is one (UTF-8, UTF-16 or UTF-32, either byte order); otherwise the
+encoding the user named is used, or, with ``auto``, one chosen per document: UTF-8 when the bytes are valid
+UTF-8, else the one single-byte encoding of the supported languages that reads them as clean text (cp1252 or
+latin-9 for English, German, Italian, Spanish and French; cp1251 or KOI8-R for Russian; see
+``text.encodings``). Decoding that "succeeds" but yields garbage is refused, because de-identifying mojibake
+lets the clear text through once the output is decoded back:
 
 - NUL or many other control characters: a binary file, or a wrong UTF-16/UTF-32 guess;
 - bytes that are valid UTF-8 with non-ASCII characters read with a single-byte encoding (``latin-1``,
   ``cp1252``…): every accented letter would be split in two;
+- a single-byte decode whose words show mojibake (mixed scripts, runs of accented letters, symbols inside
+  words, C1 controls), or a Cyrillic decode far less Russian than another Cyrillic encoding's: the error
+  says which encoding would fit;
 - UTF-16/UTF-32 without a byte-order mark whose text is mostly CJK, unassigned or private-use characters:
   what 8-bit text looks like when read two or four bytes at a time;
 - unpaired surrogates (possible only through escapes such as JSON's ``"\\ud800"``).
@@ -20,8 +26,13 @@ from __future__ import annotations
 import codecs
 import re
 import unicodedata
+from dataclasses import dataclass
 
 from clinideid.errors import ConfigError, InputError
+from clinideid.text.encodings import CANDIDATES, candidate_fits, describe, forced_problem, is_single_byte
+
+#: ``--encoding auto``: UTF-8, or the single-byte encoding that fits, chosen per document
+AUTO = "auto"
 
 _BOMS: tuple[tuple[bytes, str], ...] = (
     (codecs.BOM_UTF32_LE, "utf-32"),  # before UTF-16 LE, whose BOM is its prefix
@@ -39,13 +50,25 @@ MAX_CONTROL_SHARE = 0.005
 MAX_FOREIGN_SHARE = 0.3
 
 
+@dataclass(frozen=True)
+class Decoded:
+    """A document's text and the encoding it was decoded with (recorded in its report)."""
+
+    text: str
+    encoding: str
+
+
 def check_encoding(encoding: str) -> str:
-    """The canonical name of a text encoding, or ``ConfigError`` (a run-wide problem, found up front)."""
+    """The canonical name of a text encoding (or ``auto``), or ``ConfigError`` (a run-wide problem, found
+    up front)."""
+    if isinstance(encoding, str) and encoding.lower() == AUTO:
+        return AUTO
     try:
         info = codecs.lookup(encoding)
     except (LookupError, TypeError):
         raise ConfigError(
-            f"unknown encoding {encoding!r}; use a Python codec name such as utf-8, latin-1, cp1252 or utf-16"
+            f"unknown encoding {encoding!r}; use auto or a Python codec name such as utf-8, cp1252, cp1251 or "
+            "utf-16"
         ) from None
     if not getattr(info, "_is_text_encoding", True):
         raise ConfigError(f"{encoding!r} is not a text encoding (it maps bytes to bytes)")
@@ -62,20 +85,65 @@ def sniff_bom(data: bytes) -> str | None:
 
 def decode_text(data: bytes, name: str, encoding: str = "utf-8") -> str:
     """The text of ``data`` (``name`` locates it in messages); ``InputError`` when it is not sound text."""
+    return decode_document(data, name, encoding).text
+
+
+def decode_document(data: bytes, name: str, encoding: str = "utf-8") -> Decoded:
+    """The text of ``data`` and the encoding it was read with; ``InputError`` when it is not sound text."""
     declared = check_encoding(encoding)
     bom = sniff_bom(data)
-    codec = bom or ("utf-8" if declared == "utf-8" else declared)
+    if bom is None and declared == AUTO:
+        return _decode_auto(data, name)
+    codec = bom or declared
     try:
         text = data.decode(codec)
     except UnicodeDecodeError as exc:
         raise InputError(
-            f"{name}: not valid {codec} (first bad byte at offset {exc.start}); pass --encoding "
-            "(e.g. latin-1 or cp1252) if the file uses another encoding"
+            f"{name}: not valid {codec} (first bad byte at offset {exc.start}); {_hint(data)}"
         ) from None
     check_text(text, name)
     if bom is None:
         _check_not_mojibake(data, text, name, codec)
-    return text
+    return Decoded(text, codec)
+
+
+def _decode_auto(data: bytes, name: str) -> Decoded:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        check_text(data.decode("latin-1"), name)  # a binary file is one whatever the encoding
+        fits = candidate_fits(data)
+        if len(fits) != 1:
+            raise InputError(
+                f"{name}: not valid UTF-8 (first bad byte at offset {exc.start}); {_hint(data)}"
+            ) from None
+        check_text(fits[0].text, name)
+        return Decoded(fits[0].text, fits[0].codec)
+    check_text(text, name)
+    return Decoded(text, "utf-8")
+
+
+def _hint(data: bytes) -> str:
+    """Which encodings would read ``data`` as clean text, phrased as what to do."""
+    fits = candidate_fits(data)
+    if len(fits) == 1:
+        codec = fits[0].codec
+        return (
+            f"this looks like {describe(codec)} text: pass --encoding {codec} (or --encoding auto, which "
+            "chooses per document), or convert it to UTF-8"
+        )
+    if fits:
+        both = " or as ".join(describe(f.codec) for f in fits)
+        return f"it reads as clean text as {both}: pass the right --encoding, or convert it to UTF-8"
+    tried = ", ".join(["utf-8", *(codec for codec, _ in CANDIDATES)])
+    return f"none of {tried} reads it as clean text: convert it to UTF-8"
+
+
+def check_decoded(text: str, name: str, codec: str) -> None:
+    """``InputError`` when ``text``, decoded with the single-byte ``codec`` by a reader of its own (a corpus
+    codec, a CSV file), reads as mojibake; other codecs are not checked here."""
+    if not text.isascii() and is_single_byte(codec):
+        _check_single_byte(text.encode(codec), text, name, codec)
 
 
 def check_text(text: str, name: str) -> None:
@@ -108,16 +176,23 @@ def _check_not_mojibake(data: bytes, text: str, name: str, codec: str) -> None:
                 "the file is probably not in that encoding; check --encoding"
             )
         return
-    if codec == "utf-8" or data.isascii():
-        return
+    if not data.isascii() and is_single_byte(codec):
+        _check_single_byte(data, text, name, codec)
+
+
+def _check_single_byte(data: bytes, text: str, name: str, codec: str) -> None:
     try:
         data.decode("utf-8")
     except UnicodeDecodeError:
-        return
-    raise InputError(
-        f"{name}: its bytes are valid UTF-8 with non-ASCII characters, which {codec} would garble "
-        "(mojibake); drop --encoding or pass --encoding utf-8"
-    )
+        pass
+    else:
+        raise InputError(
+            f"{name}: its bytes are valid UTF-8 with non-ASCII characters, which {codec} would garble "
+            "(mojibake); pass --encoding auto or utf-8"
+        )
+    problem = forced_problem(data, text, codec)
+    if problem is not None:
+        raise InputError(f"{name}: decoded as {codec} {problem}; {_hint(data)}")
 
 
 def _foreign(c: str) -> bool:
