@@ -8,10 +8,9 @@ from typing import Any, Literal
 from fastapi import APIRouter, File, Form, HTTPException, Request, UploadFile
 from fastapi.responses import FileResponse
 
-from clinideid.audit.residual import audit_document
-from clinideid.document import Document
-from clinideid.errors import ClinideidError, ConfigError, InputError
+from clinideid.errors import ClinideidError, InputError
 from clinideid.service.schemas import BatchOut, DeidRequest, DocumentIn, JobFromPath
+from clinideid.service.work import DocumentsTask
 
 router = APIRouter(prefix="/v1")
 
@@ -53,38 +52,17 @@ def _run_documents(request: Request, body: DeidRequest, mode: Literal["detect", 
     docs = _documents(body)
     _check_sizes(request, docs)
     engine = request.app.state.engine
-    deid = engine.pipeline(body.language, overrides_of(body.operators, body.scope, body.models))
-
-    def work() -> BatchOut:
-        results: list[dict[str, Any]] = []
-        errors: list[dict[str, str]] = []
-        for d in docs:
-            doc = Document(d.id, d.text, d.language)
-            try:
-                lang = deid.language_of(doc)
-                doc = Document(d.id, d.text, lang)
-                pipeline = deid.pipeline(lang)
-                if mode == "detect":
-                    spans, _ = pipeline.detect(doc)
-                    results.append({
-                        "id": d.id, "language": lang,
-                        "spans": [{"start": s.start, "end": s.end, "label": s.label, "source": s.source,
-                                   "score": s.score, "explanation": s.explanation} for s in spans],
-                    })  # fmt: skip
-                else:
-                    res = pipeline.deidentify(doc, d.patient_id or body.patient_id)
-                    reps = [r.to_dict() for r in res.replacements]
-                    out = {"id": d.id, "language": lang, "text": res.text, "replacements": reps}
-                    if body.audit:
-                        out["audit"] = audit_document(res.text, lang, reps)
-                    results.append(out)
-            except ConfigError as exc:
-                raise HTTPException(422, str(exc)) from None
-            except ClinideidError as exc:
-                errors.append({"id": d.id, "error": str(exc)})
-        return BatchOut(documents=results, errors=errors)
-
-    return engine, work
+    overrides = overrides_of(body.operators, body.scope, body.models)
+    engine.pipeline(body.language, overrides)  # a bad language or override is a 422 before any work
+    task = DocumentsTask(
+        mode,
+        tuple((d.id, d.text, d.language, d.patient_id) for d in docs),
+        body.language,
+        overrides,
+        body.patient_id,
+        bool(body.audit),
+    )
+    return engine, task
 
 
 def _single_or_batch(body: DeidRequest, out: BatchOut) -> dict[str, Any]:
@@ -101,7 +79,7 @@ async def deidentify(request: Request, body: DeidRequest) -> dict[str, Any]:
         engine, work = _run_documents(request, body, "deidentify")
     except ClinideidError as exc:
         raise HTTPException(422, str(exc)) from None
-    return _single_or_batch(body, await engine.run(work))
+    return _single_or_batch(body, await engine.compute(work))
 
 
 @router.post("/detect", summary="Detect PHI spans in one document (`text`) or a batch (`documents`)")
@@ -110,7 +88,7 @@ async def detect(request: Request, body: DeidRequest) -> dict[str, Any]:
         engine, work = _run_documents(request, body, "detect")
     except ClinideidError as exc:
         raise HTTPException(422, str(exc)) from None
-    return _single_or_batch(body, await engine.run(work))
+    return _single_or_batch(body, await engine.compute(work))
 
 
 @router.get("/models", summary="Packaged models")

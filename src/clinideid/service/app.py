@@ -10,7 +10,6 @@ from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from clinideid.document import Document
 from clinideid.errors import ClinideidError
 from clinideid.service import presidio
 from clinideid.service.api import router as api_router
@@ -18,6 +17,7 @@ from clinideid.service.engine import Engine
 from clinideid.service.jobs import JobManager
 from clinideid.service.security import Guard, check_token
 from clinideid.service.settings import ServiceSettings
+from clinideid.service.work import AnalyzeTask, AnonymizeTask
 
 log = logging.getLogger(__name__)
 
@@ -39,16 +39,10 @@ def _presidio_router() -> APIRouter:
             raise HTTPException(413, f"text is over {settings.max_document_chars} characters")
         engine: Engine = request.app.state.engine
         try:
-            deid = engine.pipeline(body.language, None)
+            engine.pipeline(body.language, None)  # a bad language is a 422 before any work
         except ClinideidError as exc:
             raise HTTPException(422, str(exc)) from None
-
-        def work() -> list[dict[str, Any]]:
-            doc = Document(body.correlation_id or "analyze", body.text, body.language)
-            spans, _ = deid.pipeline(deid.language_of(doc)).detect(doc)
-            return presidio.analyze_results(spans, body)
-
-        return await engine.run(work)
+        return await engine.compute(AnalyzeTask(body))
 
     @router.post("/anonymize", summary="Presidio anonymizer: replace the given analyzer results")
     async def anonymize(request: Request, body: presidio.AnonymizeRequest) -> dict[str, Any]:
@@ -57,24 +51,7 @@ def _presidio_router() -> APIRouter:
             raise HTTPException(413, f"text is over {settings.max_document_chars} characters")
         engine: Engine = request.app.state.engine
         language = str((body.model_extra or {}).get("language") or "en")
-
-        def surrogate(doc: Document, spans: list) -> list[str]:
-            from clinideid.transform.apply import apply_operators
-
-            pipeline = engine.pipeline(language, None).pipeline(language)
-            doc = Document(doc.id, doc.text, language)
-            new_text, reps = apply_operators(
-                doc, spans, pipeline.operator_for, {"key": settings.key, "scope_id": "document:anonymize"}
-            )
-            return [new_text[r.new_start : r.new_end] for r in reps]
-
-        def work() -> dict[str, Any]:
-            try:
-                return presidio.anonymize(body, surrogate)
-            except ClinideidError as exc:
-                raise HTTPException(422, str(exc)) from None
-
-        return await engine.run(work)
+        return await engine.compute(AnonymizeTask(body, language))
 
     @router.get("/supportedentities", summary="Presidio: entity types this server can return")
     def supported() -> list[str]:
