@@ -244,17 +244,24 @@ class _Dispatcher:
             self._shut_down()
 
     def _send(self) -> None:
-        """Stop the work of given-up requests, send waiting ones to idle workers."""
+        """Stop the work of given-up requests, send waiting ones to idle workers (the lock guards the
+        queues only: the pool is this thread's alone, and the event loop must never wait on it)."""
         with self._lock:
-            for ticket, job in list(self._running.items()):
-                if job.future.cancelled():
-                    self._pool.cancel(ticket)
-                    del self._running[ticket]
-            while self._waiting and self._pool.idle:
-                job = self._waiting.popleft()
-                if job.future.cancelled():
-                    continue
-                ticket = self._pool.submit((job.task, self.limit), self.limit + GRACE_SECONDS)
+            given_up = [ticket for ticket, job in self._running.items() if job.future.cancelled()]
+            for ticket in given_up:
+                del self._running[ticket]
+        for ticket in given_up:
+            self._pool.cancel(ticket)
+        kill_after = self.limit + GRACE_SECONDS if self.limit else None
+        while self._pool.idle:
+            with self._lock:
+                job = self._waiting.popleft() if self._waiting else None
+            if job is None:
+                return
+            if job.future.cancelled():
+                continue
+            ticket = self._pool.submit((job.task, self.limit), kill_after)
+            with self._lock:
                 self._running[ticket] = job
 
     def _drain_wake(self) -> None:
