@@ -17,7 +17,7 @@ def test_folder_inputs_keep_layout_and_report_bad_files(tmp_path: Path):
     (tmp_path / "lone.ann").write_text("", encoding="utf-8")  # no text beside it: unsupported
     (tmp_path / ".git").mkdir()
     (tmp_path / ".git" / "index").write_bytes(b"\x00")
-    found = [i.loader() if i.loader else i for i in iter_inputs(tmp_path)]  # documents are read on demand
+    found = [i.loaded() for i in iter_inputs(tmp_path)]  # documents are read on demand
     assert [(i.doc_id, i.ignored) for i in found if i.ignored] == [
         (".DS_Store", "a hidden or system file"),
         ("two.ann", "annotations of a text file (read them with --format brat)"),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -51,9 +51,9 @@ class InputItem:
 
     ``doc_id`` is the input's own id (a relative path without suffix, a record id, a codec id) in printable
     form; the output is named from it (see ``OutputNamer``) with ``suffix``. Exactly one of ``document``,
-    ``error``, ``ignored`` and ``loader`` is set; ``loader`` reads the input when the runner needs it (a
-    document to extract or OCR: not done for one an earlier run finished) and gives the item with one of
-    the other three.
+    ``error``, ``ignored`` and ``source`` is set; ``source`` is a document file (DOCX, PDF, image...) that
+    is read only when it is processed, in the worker process that de-identifies it (not at all for one
+    an earlier run finished; ``loaded()`` reads it here).
     """
 
     doc_id: str
@@ -65,8 +65,63 @@ class InputItem:
     text_field: str | None = None
     source_name: str = ""  # the input file's name, for ``--patient-id filename:REGEX``
     extracted: ExtractedDocument | None = None  # a DOCX, PDF, image...: the source map for its format output
-    loader: Callable[[], InputItem] | None = None
     encoding: str | None = None  # what its bytes were decoded with (text files, JSONL lines): in its report
+    source: DocumentSource | None = None
+
+    def loaded(self) -> InputItem:
+        """This item with its document file read (an item without one as it is)."""
+        if self.source is None:
+            return self
+        try:
+            doc, extracted = self.source.read()
+        except InputError as exc:
+            return InputItem(self.doc_id, self.suffix, error=str(exc), source_name=self.source_name)
+        return InputItem(self.doc_id, self.suffix, doc, source_name=self.source_name, extracted=extracted)
+
+
+@dataclass(frozen=True)
+class DocumentSource:
+    """A document file to read to text (``clinideid.ingest``): plain data, so it can be sent to a worker
+    process and read there, under that process's time and memory limits."""
+
+    path: Path
+    rel: str  # its path in the input, shown in messages
+    language: str | None
+    max_bytes: int
+    options: IngestOptions | None = None
+
+    @property
+    def size(self) -> int:
+        """The file's size in bytes (0 when it cannot be read: ``read`` says why)."""
+        try:
+            return self.path.stat().st_size
+        except OSError:
+            return 0
+
+    def read(self) -> tuple[Document, ExtractedDocument]:
+        """The extracted document; ``InputError`` naming the file (never its content) when it cannot be
+        read. ``MemoryError`` and the time limit's ``DocumentTimeout`` go through: the caller reports them."""
+        from clinideid.ingest import extract
+
+        shown = display_id(self.rel)
+        try:
+            if self.path.stat().st_size > self.max_bytes:
+                raise InputError(f"over the limit of {self.max_bytes} bytes; raise --max-bytes to process it")
+            extracted = extract(self.path, self.language, self.options)
+            check_text(extracted.text, shown)
+            doc = Document(shown, extracted.text, self.language, {"extraction": extracted.method})
+        except MemoryError:
+            raise
+        except (InputError, ModelError) as exc:
+            message = str(exc)
+            raise InputError(message if message.startswith(shown) else f"{shown}: {message}") from None
+        except OSError as exc:
+            raise InputError(f"{shown}: cannot read ({exc.strerror})") from None
+        except ClinideidError as exc:
+            raise InputError(f"{shown}: {exc}") from None
+        except Exception as exc:  # a reader's own exception on a malformed file: its type, never its message
+            raise InputError(f"{shown}: could not be read ({type(exc).__name__})") from None
+        return doc, extracted
 
 
 def normalise_language(value: object, where: str) -> str | None:
@@ -106,47 +161,13 @@ def _text_item(path: Path, rel: str, language: str | None, encoding: str, max_by
         return InputItem(doc_id, suffix, error=f"{shown}: cannot read ({exc.strerror})", source_name=name)
 
 
-def _document_item(
+def _deferred(
     path: Path, rel: str, language: str | None, max_bytes: int, options: IngestOptions | None
 ) -> InputItem:
     """A DOCX, PDF, image...: its extracted text is the document; the id keeps the suffix (``scan.pdf``),
     the text output is ``scan.pdf.txt`` and the format output ``scan.pdf``."""
-    from clinideid.ingest import extract
-
-    name = Path(rel).name
-    shown = display_id(rel)
-    try:
-        if path.stat().st_size > max_bytes:
-            raise InputError(f"over the limit of {max_bytes} bytes; raise --max-bytes to process it")
-        extracted = extract(path, language, options)
-        check_text(extracted.text, shown)
-        doc = Document(shown, extracted.text, language, {"extraction": extracted.method})
-    except (InputError, ModelError) as exc:
-        message = str(exc)
-        return InputItem(
-            rel,
-            ".txt",
-            error=message if message.startswith(shown) else f"{shown}: {message}",
-            source_name=name,
-        )
-    except OSError as exc:
-        return InputItem(rel, ".txt", error=f"{shown}: cannot read ({exc.strerror})", source_name=name)
-    except ClinideidError as exc:
-        return InputItem(rel, ".txt", error=f"{shown}: {exc}", source_name=name)
-    except Exception as exc:  # a reader's own exception on a malformed file: its type, never its message
-        return InputItem(
-            rel, ".txt", error=f"{shown}: could not be read ({type(exc).__name__})", source_name=name
-        )
-    return InputItem(rel, ".txt", doc, source_name=name, extracted=extracted)
-
-
-def _deferred(
-    path: Path, rel: str, language: str | None, max_bytes: int, options: IngestOptions | None
-) -> InputItem:
-    def load() -> InputItem:
-        return _document_item(path, rel, language, max_bytes, options)
-
-    return InputItem(rel, ".txt", source_name=Path(rel).name, loader=load)
+    source = DocumentSource(path, rel, language, max_bytes, options)
+    return InputItem(rel, ".txt", source_name=Path(rel).name, source=source)
 
 
 def _skipped_file(rel: str, suffix: str, siblings: set[str]) -> str | None:

@@ -1,18 +1,26 @@
-"""Bounding one document's time, and stopping a batch cleanly on SIGINT/SIGTERM.
+"""Bounding one document's time and memory, and stopping a batch cleanly on SIGINT/SIGTERM.
 
 The time limit uses ``SIGALRM`` (POSIX, main thread): the regex engines and Python code check for
 signals while they run, so a stalled document raises ``DocumentTimeout`` — that document's error — and the
 batch goes on. Where no alarm is available (another thread, Windows) documents run unbounded, and a
-warning says so once.
+warning says so once. The alarm is the first line only: worker processes (``batch.workers``) are also
+killed from outside once past the limit, for code that never gives the alarm a chance.
+
+The memory limit is an address-space limit (``RLIMIT_AS``) that a worker process sets on itself once its
+pipeline is loaded: an allocation past it fails (``MemoryError``, that document's error) instead of
+growing until the system's out-of-memory killer picks a process, perhaps the one running the batch.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+from clinideid.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -21,7 +29,14 @@ BASE_SECONDS = 60.0
 CHARS_PER_SECOND_FLOOR = 5_000
 #: once the limit is reached, the alarm fires again this often until the document is abandoned
 REPEAT_SECONDS = 0.2
+#: a worker still busy this long after its task's time limit (plus a tenth of the limit) is killed from outside
+GRACE_SECONDS = 2.0
+#: how much address space a worker may add, once its pipeline is loaded, for one document
+DEFAULT_MEMORY_LIMIT = 4 * 1024**3
+TIME_HINT = "raise --time-limit (0: no limit) to process it"
+MEMORY_HINT = "raise --memory-limit (0: no limit) to process it"
 _warned = False
+_memory_limit: int | None = None  # what ``apply_memory_limit`` set in this process
 
 
 class DocumentTimeout(BaseException):
@@ -35,6 +50,89 @@ class DocumentTimeout(BaseException):
 def default_time_limit(n_chars: int) -> float:
     """A generous bound: far above any normal document's time, far below a stalled batch's."""
     return BASE_SECONDS + n_chars / CHARS_PER_SECOND_FLOOR
+
+
+def time_message(seconds: float) -> str:
+    """The error of a document stopped at the time limit (no content: the limit and how to raise it)."""
+    return f"took longer than the time limit of {seconds:g} s; not written; {TIME_HINT}"
+
+
+def kill_after(seconds: float | None) -> float | None:
+    """When a worker still busy with a task limited to ``seconds`` is killed: the alarm had its chance."""
+    return None if not seconds else seconds + GRACE_SECONDS + seconds / 10
+
+
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?", re.IGNORECASE)
+_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
+
+
+def parse_size(value: str | int, option: str) -> int:
+    """Bytes from ``4G``, ``512M``, ``1.5GB``, ``300k`` or a plain number (binary units); 0 means no limit."""
+    if isinstance(value, int):
+        number = value
+    else:
+        m = _SIZE.fullmatch(value.strip())
+        if m is None:
+            raise ConfigError(f"{option} must be a size such as 4G, 512M or 0 (no limit)")
+        number = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    if number < 0:
+        raise ConfigError(f"{option} must be a size such as 4G, 512M or 0 (no limit)")
+    return number
+
+
+def format_size(n: int) -> str:
+    for unit, size in (("TiB", 1024**4), ("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n} bytes"
+
+
+def _address_space() -> int:
+    """This process's address space now (Linux ``/proc``; 0 where unknown)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def apply_memory_limit(extra: int | None) -> None:
+    """Limit this process's address space to what it holds now plus ``extra`` bytes (None or 0: no limit).
+
+    Called by a worker once its pipeline is loaded, so the limit bounds what one document may take. Child
+    processes (Tesseract, antiword) inherit it.
+    """
+    global _memory_limit
+    if not extra:
+        return
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        log.warning("no memory limit here (it needs RLIMIT_AS)")
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    wanted = _address_space() + extra
+    if hard != resource.RLIM_INFINITY:
+        wanted = min(wanted, hard)
+    if soft == resource.RLIM_INFINITY or wanted < soft:
+        try:
+            resource.setrlimit(resource.RLIMIT_AS, (wanted, hard))
+        except (ValueError, OSError):  # a system that does not support it
+            log.warning("no memory limit here (RLIMIT_AS could not be set)")
+            return
+    _memory_limit = extra
+
+
+def memory_message() -> str:
+    """The error of a document that ran out of memory (under this process's limit, if it has one)."""
+    if _memory_limit:
+        return (
+            f"needed more memory than the limit of {format_size(_memory_limit)}; not written; {MEMORY_HINT}"
+        )
+    return "ran out of memory; not written"
 
 
 def _alarm_available() -> bool:
@@ -59,7 +157,7 @@ def time_limit(seconds: float | None) -> Iterator[None]:
 
     def on_alarm(signum, frame):
         if armed:
-            raise DocumentTimeout(f"took longer than the time limit of {seconds:g} s; not written")
+            raise DocumentTimeout(time_message(seconds))
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
     # the alarm repeats: a handler that runs inside a finaliser (``__del__``, a GC callback) has its exception

@@ -1,62 +1,68 @@
-"""``--workers N``: de-identify in worker processes, write and commit in the parent, in input order.
+"""De-identify in worker processes, write and commit in the parent, in input order.
 
-Workers only compute (``batch.compute``); the parent names outputs, skips what an earlier run did, writes
-every output and commits every journal line in input order, so a run with workers writes the same bytes as
-one without (outputs, ``report.jsonl``; ``summary.json`` differs only in timings) and keeps the journal's
+Every document is computed in a worker process (``batch.workers``), ``--workers 1`` included: reading the
+file (DOCX, PDF, image, OCR), de-identifying, the audit and rendering the document in its own format all
+run there, under the document's time limit and the worker's memory limit, so a hostile document can
+neither stall nor exhaust the process that owns the run. The parent names outputs, skips what an earlier run
+did, writes every output and commits every journal line in input order, so any number of workers writes
+the same bytes (outputs, ``report.jsonl``; ``summary.json`` differs only in timings) and keeps the journal's
 exactly-once and ``--resume`` guarantees.
 
-- Workers are *spawned* (no fork of a process that may hold torch threads or locks) and build the pipeline
-  once, in their initializer; documents travel in chunks, and at most ``IN_FLIGHT_PER_WORKER`` chunks per
-  worker are out at a time, so memory stays bounded whatever the input's size.
-- The per-document time limit runs in the worker (its main thread, where ``SIGALRM`` works).
-- A worker that dies (killed, out of memory, a crash in native code) breaks the pool: a new pool is started
-  and the documents that were out are retried one at a time; one that kills its worker again alone fails
-  with a reason that names no content. A worker whose parent dies exits on its own.
+- Workers build the pipeline once, when they start; the run touches its output folder only once they are
+  set up, so a bad config or model is found first.
+- Each worker holds one document at a time; at most ``QUEUED_PER_WORKER`` more per worker wait, prepared,
+  and at most ``SLOTS_PER_WORKER`` inputs per worker are held between reading and committing, so memory
+  stays bounded whatever the input's size.
+- A document over its time limit fails (the alarm in the worker, or the parent kills the worker past the
+  limit and a grace, and starts another); one over the memory limit fails; the batch goes on.
+- A worker that dies (killed, a native crash) is replaced and its document retried once; dying again, it
+  fails alone with a reason that names no content. A worker whose parent dies exits on its own.
 - SIGINT/SIGTERM (handled by the parent's ``StopRequest``; workers ignore SIGINT): no new document is sent,
-  the chunks already running finish and are committed in order, the rest is left for ``--resume``.
+  the ones already running finish and are committed in order, the rest is left for ``--resume``.
 - The default count (``workers=0``) is one per core, but only once the input holds enough characters to
-  pay for the workers' start-up; a small input runs in the parent as with ``--workers 1``.
+  pay for the workers' start-up; a small input gets one worker.
 """
 
 from __future__ import annotations
 
 import logging
-import multiprocessing
-import multiprocessing.connection
 import os
-import signal
-import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
 from clinideid.batch.compute import Outcome, Task, compute
 from clinideid.batch.inputs import InputItem
-from clinideid.batch.limits import StopRequest
+from clinideid.batch.limits import (
+    DEFAULT_MEMORY_LIMIT,
+    MEMORY_HINT,
+    StopRequest,
+    format_size,
+    kill_after,
+    time_message,
+)
 from clinideid.batch.runner import _finish, _Pending, _prepare, _Run
+from clinideid.batch.workers import Reply, WorkerPool, WorkerSetup, WorkerSetupError, describe_exit
+from clinideid.document import Document
 from clinideid.errors import ClinideidError, ConfigError, ModelError
 from clinideid.pipeline import MultilingualDeidentifier
 
 log = logging.getLogger(__name__)
 
-#: a chunk holds at most this many documents, or this many characters (whichever comes first)
-CHUNK_DOCS = 8
-CHUNK_CHARS = 100_000
-#: chunks out per worker: one running, one waiting in the queue so a worker never idles between chunks
-IN_FLIGHT_PER_WORKER = 2
+#: prepared documents waiting for a worker, per worker (so a worker never idles between documents)
+QUEUED_PER_WORKER = 2
+#: inputs held between reading and committing, per worker (committing waits for the slowest in order)
+SLOTS_PER_WORKER = 64
 #: with the default worker count, one worker per this many characters found in the input (looked at up to
-#: this much per core): a worker's start-up (spawn, imports, rule packs from the compiled-pattern cache the
-#: command has just filled, loading models) costs about a second, as much as de-identifying some 250,000
-#: characters with the English rules on one core
+#: this much per core): a worker's start-up (spawn, imports, rule packs from the compiled-pattern cache,
+#: loading models) costs about a second, as much as de-identifying some 250,000 characters with the
+#: English rules on one core
 AUTO_CHARS_PER_WORKER = 300_000
 #: how long the parent waits for results before it looks at stop requests again
 POLL_SECONDS = 0.2
-#: after a crash, how long to wait for the broken pool to fail its other futures
-CRASH_SETTLE_SECONDS = 30.0
-DIED = "the worker process de-identifying this document died (killed, out of memory or crashed); not written"
+#: a worker de-identifies this once per language when it starts (no PHI)
+WARM_UP_TEXT = "Seen today in clinic; follow-up in two weeks."
 
 
 def default_workers() -> int:
@@ -67,6 +73,15 @@ def default_workers() -> int:
     if hasattr(os, "sched_getaffinity"):
         return max(1, len(os.sched_getaffinity(0)))
     return max(1, os.cpu_count() or 1)
+
+
+def died_message(exitcode: int | None, memory_limit: int | None) -> str:
+    """A document whose worker died twice (no content: how it ended and what to try)."""
+    limit = f" (the memory limit is {format_size(memory_limit)}: {MEMORY_HINT})" if memory_limit else ""
+    return (
+        f"the worker process de-identifying this document died ({describe_exit(exitcode)}: killed, out of "
+        f"memory or crashed); not written{limit}"
+    )
 
 
 # -- the worker side ------------------------------------------------------------------------------------------
@@ -84,139 +99,62 @@ class PipelineSpec:
         return cls(deid.language, deid.key, deid.config, deid.overrides)
 
 
-_deid: MultilingualDeidentifier | None = None
-_init_error: tuple[str, str] | None = None  # (class name, message) of a failed pipeline build
+def _init_worker(spec: PipelineSpec) -> MultilingualDeidentifier:
+    """Build every pipeline the run can need, once per worker (a failure is a problem of the whole run),
+    and warm it up: what is built on first use must not count against the first document's time limit."""
+    deid = MultilingualDeidentifier(spec.language, spec.key, spec.config, spec.overrides)
+    deid.build_all()
+    for language in deid.languages_needed():
+        compute(Task(Document("warm-up", WARM_UP_TEXT, language)), deid)
+    return deid
 
 
-def _init_worker(spec: PipelineSpec) -> None:
-    """Build the pipeline once per worker; a failure is reported with the first task (not as a broken pool,
-    which would look like a crash)."""
-    global _deid, _init_error
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
-    _watch_parent()
+def _work(deid: MultilingualDeidentifier, task: Task) -> Outcome | tuple[str, str]:
+    """Compute one document; a problem of the whole run comes back as ``(class name, message)``."""
     try:
-        deid = MultilingualDeidentifier(spec.language, spec.key, spec.config, spec.overrides)
-        deid.build_all()
-        _deid = deid
-    except Exception as exc:  # reported to the parent, which raises it as a problem of the whole run
-        _init_error = (type(exc).__name__, str(exc) if isinstance(exc, ClinideidError) else "")
-
-
-def _watch_parent() -> None:
-    """Exit when the parent dies (a kill -9 leaves no one to shut the pool down)."""
-    parent = multiprocessing.parent_process()
-    if parent is None or getattr(parent, "sentinel", None) is None:
-        return
-
-    def watch() -> None:
-        multiprocessing.connection.wait([parent.sentinel])
-        os._exit(1)
-
-    threading.Thread(target=watch, name="clinideid-parent-watch", daemon=True).start()
-
-
-def _work(tasks: list[Task]) -> list[Outcome] | tuple[str, str]:
-    """Compute a chunk; a problem of the whole run comes back as ``(class name, message)``."""
-    if _init_error is not None:
-        return _init_error
-    assert _deid is not None
-    try:
-        return [compute(task, _deid) for task in tasks]
+        return compute(task, deid)
     except (ConfigError, ModelError) as exc:
         return (type(exc).__name__, str(exc))
 
 
-def _fatal(error: tuple[str, str]) -> ClinideidError:
-    name, message = error
+def _fatal(name: str, message: str) -> ClinideidError:
     cls = ModelError if name == "ModelError" else ConfigError
     return cls(message or f"a worker process could not build the pipeline ({name})")
 
 
 # -- the parent side ------------------------------------------------------------------------------------------
-@dataclass(eq=False)
-class _Chunk:
-    tasks: list[Task]
-    future: Future | None = None
-    probation: bool = False  # sent alone, after a crash: a broken pool now is this document's doing
-
-    @property
-    def chars(self) -> int:
-        return sum(len(t.doc.text) for t in self.tasks)
+def plan_workers(items: Iterable[InputItem], requested: int) -> tuple[Iterator[InputItem], int]:
+    """The inputs (any read ahead put back in front) and how many workers to start: ``requested``, or
+    (0) one per core, fewer when the whole input was seen and is small."""
+    iterator = iter(items)
+    ahead, exhausted = _look_ahead(iterator, requested)
+    return _chain(ahead, iterator), _workers_for(ahead, exhausted, requested)
 
 
-@dataclass
-class _Slot:
-    """One input in input order; committed when its chunk's result (if it needs one) is in."""
-
-    pending: _Pending
-    chunk: _Chunk | None = None
-    index: int = 0
-
-
-class _Pool:
-    """A process pool that can be replaced after a crash."""
-
-    def __init__(self, spec: PipelineSpec, workers: int) -> None:
-        self.spec = spec
-        self.workers = workers
-        self.executor = self._start()
-
-    def _start(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(
-            self.workers,
-            mp_context=multiprocessing.get_context("spawn"),
-            initializer=_init_worker,
-            initargs=(self.spec,),
-        )
-
-    def submit(self, chunk: _Chunk) -> None:
-        try:
-            chunk.future = self.executor.submit(_work, chunk.tasks)
-        except BrokenProcessPool as exc:  # broken before this chunk went out: handled as a crash too
-            chunk.future = Future()
-            chunk.future.set_exception(exc)
-
-    def restart(self) -> None:
-        self.close(wait=False)
-        self.executor = self._start()
-
-    def close(self, wait: bool = True) -> None:
-        """Shut the pool down; ``wait=False``: kill the workers instead of letting running chunks finish
-        (a run ending on an error, a second SIGINT, a crash)."""
-        if wait:
-            self.executor.shutdown(wait=True, cancel_futures=True)
-            return
-        # ProcessPoolExecutor has no public way to stop running work before Python 3.14
-        processes = list(getattr(self.executor, "_processes", {}).values())
-        for process in processes:
-            process.kill()
-        self.executor.shutdown(wait=False, cancel_futures=True)
-        for process in processes:
-            process.join(timeout=5)
+def start_workers(deid: MultilingualDeidentifier, workers: int, memory_limit: int | None) -> WorkerPool:
+    """Start ``workers`` processes and wait until each has built the pipeline; a bad config or model is
+    raised here (``ConfigError``/``ModelError``). ``memory_limit``: None for the default, 0 for none."""
+    limit = DEFAULT_MEMORY_LIMIT if memory_limit is None else memory_limit
+    if workers > 1:
+        log.info("de-identifying with %d worker processes", workers)
+    pool = WorkerPool(WorkerSetup(_init_worker, PipelineSpec.of(deid), _work, limit), workers)
+    try:
+        pool.wait_ready()
+    except WorkerSetupError as exc:
+        pool.close(kill=True)
+        raise _fatal(exc.name, exc.message) from None
+    except BaseException:
+        pool.close(kill=True)
+        raise
+    return pool
 
 
 def run_parallel(
     items: Iterable[InputItem], run: _Run, stop: StopRequest, progress: Callable[[], None] | None
 ) -> bool:
-    """Process ``items`` with ``run.options.workers`` worker processes (0: the default); True when every
-    input was read and handled, False when stopped by a signal."""
-    iterator = iter(items)
-    requested = run.options.workers
-    ahead, exhausted = _look_ahead(iterator, requested)
-    workers = _workers_for(ahead, exhausted, requested)
-    source: Iterator[InputItem] = _chain(ahead, iterator)
-    if workers <= 1:
-        from clinideid.batch.runner import _process
-
-        for item in source:
-            if stop.requested:
-                return False
-            _process(item, run)
-            if progress is not None:
-                progress()
-        return True
-    log.info("de-identifying with %d worker processes", workers)
-    return _Parallel(run, workers, stop, progress).run(source)
+    """Process ``items`` with ``run.pool``; True when every input was read and handled, False when stopped
+    by a signal."""
+    return _Parallel(run, run.pool, stop, progress).run(iter(items))
 
 
 def _look_ahead(iterator: Iterator[InputItem], requested: int) -> tuple[list[InputItem], bool]:
@@ -252,186 +190,120 @@ def _chain(ahead: list[InputItem], rest: Iterator[InputItem]) -> Iterator[InputI
     yield from rest
 
 
+@dataclass(eq=False)
+class _Slot:
+    """One input in input order; committed once ``done`` (no task, or its outcome is in)."""
+
+    pending: _Pending
+    done: bool
+    outcome: Outcome | None = None
+    retried: bool = False
+
+
 class _Parallel:
-    """The parent's loop: read and prepare inputs, send chunks, commit results in input order."""
+    """The parent's loop: read and prepare inputs, send documents, commit results in input order."""
 
     def __init__(
-        self, run: _Run, workers: int, stop: StopRequest, progress: Callable[[], None] | None
+        self, run: _Run, pool: WorkerPool, stop: StopRequest, progress: Callable[[], None] | None
     ) -> None:
         self.batch = run
+        self.pool = pool
         self.stop = stop
         self.progress = progress
-        self.workers = workers
-        self.max_chunks = workers * IN_FLIGHT_PER_WORKER
-        self.max_slots = self.max_chunks * CHUNK_DOCS * 4  # inputs skipped or ignored need no chunk
+        self.max_queued = pool.size * QUEUED_PER_WORKER
+        self.max_slots = pool.size * SLOTS_PER_WORKER
         self.slots: deque[_Slot] = deque()
-        self.forming: _Chunk | None = None
-        self.out: list[_Chunk] = []  # submitted, result not yet committed
-        self.probation: deque[_Chunk] = deque()  # waiting to be retried alone after a crash
-        self.pool = _Pool(PipelineSpec.of(run.deid), workers)
+        self.queue: deque[_Slot] = deque()  # waiting for a worker, in input order (a retry first)
+        self.out: dict[int, _Slot] = {}  # ticket -> the slot a worker is computing
 
     def run(self, source: Iterator[InputItem]) -> bool:
-        finished = False
-        try:
-            exhausted = False
-            while True:
-                self._commit_ready()  # first, so that committed chunks make room for new ones at once
-                if not self.stop.requested and not exhausted:
-                    exhausted = self._fill(source)
-                if self.stop.requested:
-                    self._drain_on_stop()
-                    return False
-                if exhausted and self.forming is not None:
-                    self._submit(self.forming)
-                self._commit_ready()
-                if not self.slots:
-                    if exhausted:
-                        finished = True
-                        return True
-                    continue
-                self._wait_for_head()
-        finally:
-            # after a stop request the running chunks are already in: a clean shutdown is quick
-            self.pool.close(wait=finished or self.stop.requested)
+        exhausted = False
+        while True:
+            self._collect(0)
+            if not self.stop.requested and not exhausted:
+                exhausted = self._fill(source)
+            if self.stop.requested:
+                self._drain_on_stop()
+                return False
+            self._dispatch()
+            self._commit_ready()
+            if not self.slots:
+                if exhausted:
+                    return True
+                continue
+            self._collect(POLL_SECONDS)
 
-    # -- reading ----------------------------------------------------------------------------------------
+    # -- reading and sending ----------------------------------------------------------------------------
     def _fill(self, source: Iterator[InputItem]) -> bool:
-        """Prepare inputs until enough are out; True when the input is exhausted."""
-        while len(self.out) < self.max_chunks and len(self.slots) < self.max_slots and not self._in_probation():
+        """Prepare inputs until enough wait; True when the input is exhausted."""
+        while len(self.slots) < self.max_slots and len(self.queue) < self.max_queued:
             if self.stop.requested:
                 return False
             item = next(source, None)
             if item is None:
                 return True
             pending = _prepare(item, self.batch)
-            if pending.task is None:
-                self.slots.append(_Slot(pending))
-                continue
-            if self.forming is None:
-                self.forming = _Chunk([])
-            chunk = self.forming
-            self.slots.append(_Slot(pending, chunk, len(chunk.tasks)))
-            chunk.tasks.append(pending.task)
-            if len(chunk.tasks) >= CHUNK_DOCS or chunk.chars >= CHUNK_CHARS:
-                self._submit(chunk)
+            slot = _Slot(pending, done=pending.task is None)
+            self.slots.append(slot)
+            if pending.task is not None:
+                self.queue.append(slot)
+                self._dispatch()
         return False
 
-    def _submit(self, chunk: _Chunk) -> None:
-        if chunk is self.forming:
-            self.forming = None
-        self.pool.submit(chunk)
-        self.out.append(chunk)
+    def _dispatch(self) -> None:
+        while self.queue and self.pool.idle:
+            slot = self.queue.popleft()
+            task = slot.pending.task
+            assert task is not None
+            self.out[self.pool.submit(task, kill_after(task.limit))] = slot
 
-    # -- committing -------------------------------------------------------------------------------------
+    # -- results ----------------------------------------------------------------------------------------
+    def _collect(self, timeout: float) -> None:
+        try:
+            replies = self.pool.poll(timeout)
+        except WorkerSetupError as exc:  # a replacement worker could not build the pipeline
+            raise _fatal(exc.name, exc.message) from None
+        for ticket, reply in replies:
+            slot = self.out.pop(ticket)
+            outcome = self._outcome(slot, reply)
+            if outcome is not None:
+                slot.outcome, slot.done = outcome, True
+
+    def _outcome(self, slot: _Slot, reply: Reply) -> Outcome | None:
+        """The document's outcome from its worker's reply; None when it goes back to the queue."""
+        task = slot.pending.task
+        assert task is not None
+        if reply.kind == "done":
+            if isinstance(reply.value, tuple):
+                raise _fatal(*reply.value)
+            return reply.value
+        if reply.kind == "time":
+            return Outcome(error=reply.value or time_message(task.limit or 0))
+        if reply.kind == "memory":
+            return Outcome(error=reply.value)
+        if reply.kind == "internal":
+            return Outcome(internal=reply.value)
+        if not slot.retried:  # died: perhaps not of this document (killed from outside): once more, alone
+            log.warning("a worker process died (%s); retrying its document", describe_exit(reply.value))
+            slot.retried = True
+            self.queue.appendleft(slot)
+            return None
+        return Outcome(error=died_message(reply.value, self.pool.setup.memory_limit))
+
     def _commit_ready(self) -> None:
         """Commit, in input order, every leading input whose result is in."""
-        while self.slots:
-            slot = self.slots[0]
-            outcome = None
-            if slot.chunk is not None:
-                future = slot.chunk.future
-                if future is None or not future.done():
-                    return
-                results = self._results(slot.chunk)
-                if results is None:  # the pool broke: the chunk is being retried
-                    return
-                outcome = results[slot.index]
-            self.slots.popleft()
-            _finish(slot.pending, self.batch, outcome)
-            if slot.chunk is not None and slot.index == len(slot.chunk.tasks) - 1:
-                self.out.remove(slot.chunk)
+        while self.slots and self.slots[0].done:
+            slot = self.slots.popleft()
+            _finish(slot.pending, self.batch, slot.outcome)
             if self.progress is not None:
                 self.progress()
-
-    def _results(self, chunk: _Chunk) -> list[Outcome] | None:
-        assert chunk.future is not None
-        try:
-            results = chunk.future.result()
-        except BrokenProcessPool:
-            self._after_crash()
-            return None
-        if isinstance(results, tuple):
-            raise _fatal(results)
-        return results
-
-    def _wait_for_head(self) -> None:
-        head = self.slots[0].chunk
-        assert head is not None
-        if head.future is None and (head is self.forming or head in self.probation):
-            self._send_next(head)
-        pending = [c.future for c in self.out if c.future is not None and not c.future.done()]
-        if pending:
-            wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
-
-    def _send_next(self, head: _Chunk) -> None:
-        if head is self.forming:
-            self._submit(head)
-            return
-        # probation: one document at a time, so a crash points at its document
-        if any(c.future is not None and not c.future.done() for c in self.out):
-            return
-        chunk = self.probation.popleft()
-        assert chunk is head
-        self.pool.submit(chunk)
-
-    # -- crashes ----------------------------------------------------------------------------------------
-    def _after_crash(self) -> None:
-        """A worker died: restart the pool; fail the document sent alone, retry the others alone."""
-        log.warning("a worker process died; restarting the workers and retrying its documents one by one")
-        sent = [c.future for c in self.out if c.future is not None]
-        wait(sent, timeout=CRASH_SETTLE_SECONDS)  # a broken pool fails all its futures, not all at once
-        lost = [c for c in self.out if c.future is not None and not _succeeded(c.future)]
-        culprit = next((c for c in lost if c.probation), None)
-        self.pool.restart()
-        if culprit is not None:
-            culprit.future = _done([Outcome(error=DIED)])
-            lost.remove(culprit)
-        # the other lost chunks become one-document chunks, retried in input order, each alone
-        retry: list[_Chunk] = []
-        for slot in self.slots:
-            if slot.chunk is not None and slot.chunk in lost:
-                single = _Chunk([slot.chunk.tasks[slot.index]], probation=True)
-                slot.chunk, slot.index = single, 0
-                retry.append(single)
-        self.out = [c for c in self.out if c not in lost] + retry
-        self.probation.extend(retry)
-
-    def _in_probation(self) -> bool:
-        return any(c.probation and (c.future is None or not c.future.done()) for c in self.out)
 
     # -- stopping ---------------------------------------------------------------------------------------
     def _drain_on_stop(self) -> None:
         """Finish what is running, commit the leading inputs whose results are in, drop the rest."""
-        self.forming = None
-        self.probation.clear()
-        for chunk in self.out:
-            if chunk.future is not None:
-                chunk.future.cancel()
-        running = [c.future for c in self.out if c.future is not None and not c.future.cancelled()]
-        wait(running)
-        while self.slots:
-            slot = self.slots[0]
-            outcome = None
-            if slot.chunk is not None:
-                future = slot.chunk.future
-                if future is None or future.cancelled() or future.exception() is not None:
-                    break
-                results = future.result()
-                if isinstance(results, tuple):
-                    break
-                outcome = results[slot.index]
-            self.slots.popleft()
-            _finish(slot.pending, self.batch, outcome)
-            if self.progress is not None:
-                self.progress()
+        self.queue.clear()
+        while self.out:
+            self._collect(POLL_SECONDS)
+            self.queue.clear()  # a retry is not sent any more
+        self._commit_ready()
         self.slots.clear()
-
-
-def _succeeded(future: Future) -> bool:
-    return future.done() and not future.cancelled() and future.exception() is None
-
-
-def _done(value: Any) -> Future:
-    future: Future = Future()
-    future.set_result(value)
-    return future

@@ -1,16 +1,17 @@
 """Run a de-identification pipeline over many inputs: exactly once, resumable, never stopped by one input.
 
-Order of work: the first input is read before the output folder is touched (an unreadable input is a
-run-wide error that leaves the folder as it was); the folder is locked; the journal of earlier runs is
-loaded and checked against ``--resume``/``--overwrite``; then each input is de-identified under a time
-limit, its output written atomically, and its journal line committed. However the run ends (normally,
-SIGINT/SIGTERM after the current document, a run-wide error), the JSONL output is moved into place and
-``report.jsonl`` and ``summary.json`` are rebuilt from the journal. An output that cannot be written (disk
-full, read-only folder) stops the run rather than failing its document: ``--resume`` finishes it later.
+Order of work: the first input is read and the worker processes build the pipeline before the output
+folder is touched (an unreadable input, a bad config or model is a run-wide error that leaves the folder as
+it was); the folder is locked; the journal of earlier runs is loaded and checked against
+``--resume``/``--overwrite``; then each input is read, de-identified and rendered in a worker process under
+a time and a memory limit, its outputs written atomically, and its journal line committed. However the run
+ends (normally, SIGINT/SIGTERM after the current document, a run-wide error), the JSONL output is moved
+into place and ``report.jsonl`` and ``summary.json`` are rebuilt from the journal. An output that cannot be
+written (disk full, read-only folder) stops the run rather than failing its document: ``--resume`` finishes
+it later.
 
-Each input goes through ``_prepare`` (name, skip or fail it without computing), ``compute`` (de-identify,
-in this process or in a worker process: ``batch.parallel``) and ``_finish`` (write, commit), the first and
-last always here and in input order.
+Each input goes through ``_prepare`` (name, skip or fail it without computing), ``compute`` (in a worker
+process: ``batch.parallel``) and ``_finish`` (write, commit), the first and last here and in input order.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clinideid.batch.compute import Outcome, Task, compute
+from clinideid.batch.compute import Outcome, Task
 from clinideid.batch.inputs import InputItem
 from clinideid.batch.journal import RunJournal, RunLock, build_reports, every_step, writing
 from clinideid.batch.limits import StopRequest, default_time_limit
@@ -40,6 +41,7 @@ from clinideid.batch.paths import (
     prepare_output_folder,
 )
 from clinideid.batch.records import FieldPolicy, dotted, field_label, fields_to_deidentify, rebuild_record
+from clinideid.batch.workers import WorkerPool
 from clinideid.errors import ClinideidError, ConfigError, ModelError, OutputWriteError
 from clinideid.pipeline import MultilingualDeidentifier
 
@@ -91,7 +93,8 @@ class BatchOptions:
     fields: FieldPolicy = field(default_factory=FieldPolicy)
     time_limit: float | None = None  # seconds per document; None: the size-based default; 0: none
     durable: bool = False
-    workers: int = 1  # worker processes (see batch/parallel.py); 1: in this process
+    workers: int = 1  # worker processes (see batch/parallel.py); 0: from the cores and the input's size
+    memory_limit: int | None = None  # bytes a worker may add for one document; None: the default; 0: none
 
 
 @dataclass
@@ -117,13 +120,24 @@ def run_batch(
     progress: Callable[[], None] | None = None,
 ) -> BatchOutcome:
     """De-identify ``items`` into ``out_dir``; ``settings`` is the fingerprint a resumed run must match."""
+    from clinideid.batch.parallel import plan_workers, start_workers
+
     iterator = iter(items)
     first = next(iterator, None)  # a run-wide input error surfaces here, before the output is touched
     namer = OutputNamer(options.naming, key)
-    writer = OutputWriter(out_dir, options.annotations, options.jsonl_name, options.durable)
-    _check_output_folder(out_dir, options, writer)
-    lock = RunLock(out_dir / STATE_DIR)
-    lock.acquire()
+    source, workers = plan_workers(
+        itertools.chain([] if first is None else [first], iterator), options.workers
+    )
+    pool = start_workers(deid, workers, options.memory_limit)  # a bad config or model fails here
+    finished = False
+    try:
+        writer = OutputWriter(out_dir, options.annotations, options.jsonl_name, options.durable)
+        _check_output_folder(out_dir, options, writer)
+        lock = RunLock(out_dir / STATE_DIR)
+        lock.acquire()
+    except BaseException:
+        pool.close(kill=True)
+        raise
     try:
         journal = RunJournal(out_dir, options.durable)
         journal.load()
@@ -139,9 +153,11 @@ def run_batch(
         shutil.rmtree(out_dir / STATE_DIR / TMP_DIR, ignore_errors=True)
         writer.open(journal.jsonl_end)
         journal.start(settings)
-        items = iterator if first is None else itertools.chain([first], iterator)
-        return _run(items, _Run(deid, writer, journal, namer, options, patient_id), progress)
+        outcome = _run(source, _Run(deid, writer, journal, namer, options, patient_id, pool), progress)
+        finished = outcome.interrupted_by is None
+        return outcome
     finally:
+        pool.close(kill=not finished)
         lock.release()
 
 
@@ -175,30 +191,20 @@ class _Run:
     namer: OutputNamer
     options: BatchOptions
     patient_id: Callable[[InputItem], str | None]
+    pool: WorkerPool
     skipped: int = 0  # inputs this run found done by an earlier run
 
 
 def _run(items: Iterable[InputItem], run: _Run, progress: Callable[[], None] | None) -> BatchOutcome:
-    options = run.options
     finished = False
     stop = StopRequest()
     ended = "error"
     failing = True  # until the loop ends normally: teardown errors must not hide the first one
     try:
         with stop:
-            if options.workers != 1:
-                from clinideid.batch.parallel import run_parallel
+            from clinideid.batch.parallel import run_parallel
 
-                finished = run_parallel(items, run, stop, progress)
-            else:
-                for item in items:
-                    if stop.requested:
-                        break
-                    _process(item, run)
-                    if progress is not None:
-                        progress()
-                else:
-                    finished = True
+            finished = run_parallel(items, run, stop, progress)
         ended = "finished" if finished else f"stopped by {stop.signal_name}"
         failing = False
     except KeyboardInterrupt:
@@ -231,12 +237,6 @@ def _close(run: _Run, ended: str, finished: bool, failing: bool) -> dict[str, An
     return summary
 
 
-def _process(item: InputItem, run: _Run) -> None:
-    """Handle one input in this process."""
-    pending = _prepare(item, run)
-    _finish(pending, run, compute(pending.task, run.deid) if pending.task is not None else None)
-
-
 @dataclass
 class _Pending:
     """One input between reading and committing: what the parent decided before any computing."""
@@ -264,17 +264,15 @@ def _prepare(item: InputItem, run: _Run) -> _Pending:
     if options.resume and journal.is_done(out_id) and (relpath is None or writer.exists(relpath)):
         pending.skip = True
         return pending
-    if item.loader is not None:  # a document read only now, so a resumed run does not OCR what it skips
-        item = pending.item = item.loader()
-    if item.error is not None:
+    if item.source is not None:  # a document file: read in the worker, so a resumed run skips it unread
+        size = item.source.size  # the default limit grows with the file (characters are not known yet)
+        limit = default_time_limit(size) if options.time_limit is None else options.time_limit
+        pending.task = Task(None, [], run.patient_id(item), limit, item.source)
+    elif item.error is not None:
         pending.entry = _failed(pending, options, item.error)
     else:
         assert item.document is not None
         doc = item.document
-        if item.extracted is not None:
-            warnings.extend(item.extracted.warnings)
-        if not doc.text.strip():
-            warnings.append("empty document: written unchanged")
         try:
             if item.record is not None:
                 pending.fields = fields_to_deidentify(item.record, item.text_field or "text", options.fields)
@@ -322,6 +320,7 @@ def _finish(pending: _Pending, run: _Run, outcome: Outcome | None) -> None:
         assert pending.entry is not None
         journal.commit(pending.entry)
         return
+    pending.warnings.extend(outcome.warnings)
     if outcome.result is None:
         internal = outcome.internal is not None
         journal.commit(_failed(pending, options, outcome.internal or outcome.error or "", internal))
@@ -347,15 +346,16 @@ def _finish(pending: _Pending, run: _Run, outcome: Outcome | None) -> None:
             entry["jsonl_end"] = writer.write_record(record)
         else:
             assert relpath is not None
-            if item.extracted is not None:  # the document in its own format first: the text marks it done
+            if (
+                outcome.format_output is not None
+            ):  # the document in its own format first: the text marks it done
                 from clinideid.ingest.outputs import write_format_output
 
-                entry["format_output"] = write_format_output(writer, item.extracted, result, out_id)
-                report["extraction"] = item.extracted.summary()
+                entry["format_output"] = write_format_output(writer, out_id, *outcome.format_output)
+                report["extraction"] = outcome.extraction
             writer.write_text(result, relpath)
-        chars = len(item.document.text) if item.document is not None else 0
         warnings = [*pending.warnings, *result.warnings]  # an unreliable language guess is one
-        entry.update(report=report, chars=chars, seconds=round(outcome.seconds, 4), warnings=warnings)
+        entry.update(report=report, chars=outcome.chars, seconds=round(outcome.seconds, 4), warnings=warnings)
         journal.commit(entry)
     except (ConfigError, ModelError, OutputWriteError):
         raise  # a problem of the whole run, not of this document

@@ -12,6 +12,7 @@ import typer
 from clinideid.audit.html import write_audit_html
 from clinideid.batch.inputs import DEFAULT_MAX_BYTES, count_inputs, is_jsonl, iter_inputs
 from clinideid.batch.journal import settings_fingerprint, writing
+from clinideid.batch.limits import parse_size
 from clinideid.batch.paths import AUDIT_HTML_NAME, NAMING, STATE_DIR, TMP_DIR, check_paths
 from clinideid.batch.records import FieldPolicy
 from clinideid.batch.runner import (
@@ -98,6 +99,9 @@ def _load_key(key_file: Path | None, ephemeral: bool) -> bytes | None:
         "PHI burned out as image-only files without metadata, .doc/.rtf/.odt as a new DOCX. Needs "
         "pip install 'clinideid\\[documents]' and the Debian packages tesseract-ocr tesseract-ocr-LANG antiword. "
         "Other file types are failed inputs; hidden and system files are ignored. "
+        "Limits: each document is read, de-identified and written in a worker process within --time-limit and "
+        "--memory-limit; DOCX/ODT, PDF and images are checked against --max-unzipped-bytes, --max-zip-ratio, "
+        "--max-pages and --max-pixels before they are decompressed; a document over a limit fails alone. "
         "Exit codes: 0 every document done; 3 some documents failed (see summary.json; "
         "--allow-failures makes it 0); 2 a problem of the whole run (nothing written); "
         "4 an output could not be written (disk full, read-only or not writable: fix it, then the same "
@@ -179,6 +183,29 @@ def deid(
         False, "--drop-fields", help="JSONL: drop every field but the text, ids, language and --keep-field."
     ),
     time_limit: float | None = options.TIME_LIMIT,
+    memory_limit: str | None = options.MEMORY_LIMIT,
+    max_unzipped_bytes: str = typer.Option(
+        "200M",
+        "--max-unzipped-bytes",
+        help="Documents: a DOCX or ODT whose parts would unzip to more is refused before it is read (0: none).",
+    ),
+    max_zip_ratio: float = typer.Option(
+        100.0,
+        "--max-zip-ratio",
+        help="Documents: a DOCX or ODT with a part that unzips to more times its compressed size is refused "
+        "(a zip bomb; 0: none).",
+    ),
+    max_pages: int = typer.Option(
+        2000,
+        "--max-pages",
+        help="Documents: PDFs and TIFFs with more pages are refused before reading (0: none).",
+    ),
+    max_pixels: int = typer.Option(
+        100_000_000,
+        "--max-pixels",
+        help="Documents: images with more pixels per page are refused before decoding; PDF pages are rendered "
+        "at fewer dots to fit (0: none).",
+    ),
     allow_failures: bool = typer.Option(
         False, "--allow-failures", help="Exit 0 even when some documents failed."
     ),
@@ -189,8 +216,8 @@ def deid(
         None,
         "--workers",
         "-j",
-        help="Worker processes (default: every core, fewer for small inputs; 1: in this process). "
-        "Outputs are the same whatever the number.",
+        help="Worker processes (default: every core, fewer for small inputs; at least one: documents are "
+        "computed apart from the process that writes). Outputs are the same whatever the number.",
     ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
     ocr_min_confidence: float = typer.Option(
@@ -244,6 +271,17 @@ def deid(
         raise ConfigError("--max-bytes must be a positive number of bytes")
     if time_limit is not None and time_limit < 0:
         raise ConfigError("--time-limit must be 0 (no limit) or a positive number of seconds")
+    memory = None if memory_limit is None else parse_size(memory_limit, "--memory-limit")
+    if max_zip_ratio < 0 or max_pages < 0 or max_pixels < 0:
+        raise ConfigError("--max-zip-ratio, --max-pages and --max-pixels must be 0 (no limit) or positive")
+    ingest = IngestOptions(
+        min_confidence=ocr_min_confidence,
+        ocr_languages=ocr_languages,
+        max_unzipped_bytes=parse_size(max_unzipped_bytes, "--max-unzipped-bytes"),
+        max_zip_ratio=max_zip_ratio,
+        max_pages=max_pages,
+        max_pixels=max_pixels,
+    )
     if resume and overwrite:
         raise ConfigError("give either --resume or --overwrite, not both")
     if workers is not None and workers < 1:
@@ -304,7 +342,8 @@ def deid(
     cfg = load_config(config) if config is not None else None
     get_patient = None if tables else patient_id_getter(patient_id)
     deidentifier = MultilingualDeidentifier(language, key, cfg, overrides)
-    deidentifier.build_all()  # a bad config or model fails here, before any output is touched
+    if stream or tables:  # computed in this process (files are computed in worker processes, which build it)
+        deidentifier.build_all()  # a bad config or model fails here, before any output is touched
 
     policy = FieldPolicy(frozenset(keep_field), drop_fields)
     if stream:
@@ -331,6 +370,7 @@ def deid(
         time_limit=time_limit,
         durable=fsync,
         workers=0 if workers is None else workers,  # 0: chosen from the cores and the input's size
+        memory_limit=memory,
     )
     settings = settings_fingerprint(
         {
@@ -345,7 +385,6 @@ def deid(
         },
         key,
     )
-    ingest = IngestOptions(min_confidence=ocr_min_confidence, ocr_languages=ocr_languages)
     items = iter_inputs(source, fmt, None if language == "auto" else language, encoding, max_bytes, ingest)
     total = count_inputs(source, fmt)
     if progress and (total is None or total > 1):

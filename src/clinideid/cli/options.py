@@ -11,5 +11,12 @@ SCOPE = typer.Option(None, "--scope", help="Surrogate scope: document, patient o
 TIME_LIMIT = typer.Option(
     None,
     "--time-limit",
-    help="Seconds one document may take before it fails (default 60 + 1 per 5,000 characters; 0: none).",
+    help="Seconds one document may take, reading and writing included, before it fails (default 60 + 1 per "
+    "5,000 characters, or bytes of a DOCX/PDF/image; 0: none).",
+)
+MEMORY_LIMIT = typer.Option(
+    None,
+    "--memory-limit",
+    help="Memory (address space) a worker process may add, once its pipeline is loaded, for one document; "
+    "more fails that document (e.g. 8G, 512M; default 4G; 0: none).",
 )

@@ -57,10 +57,14 @@ def serve(
     ),
     language: str = typer.Option("auto", "--language", "-l", help="Default language (or auto)."),
     max_request_bytes: int = typer.Option(5_000_000, "--max-request-bytes", min=1024),
-    time_limit: float = typer.Option(60.0, "--time-limit", min=0.1, help="Seconds one request may take."),
-    workers: int = typer.Option(2, "--workers", min=1, help="Requests computed at once."),
+    time_limit: float = typer.Option(
+        60.0, "--time-limit", min=0.1, help="Seconds one request may compute (then 504, and its work stops)."
+    ),
+    workers: int = typer.Option(2, "--workers", min=1, help="Worker processes: requests computed at once."),
+    memory_limit: str | None = options.MEMORY_LIMIT,
 ) -> None:
     """Serve the REST API (/v1, Presidio-compatible /analyze and /anonymize) and the review page."""
+    from clinideid.batch.limits import parse_size
     from clinideid.cli.deid import _load_key
     from clinideid.service.settings import ServiceSettings, load_access
 
@@ -90,6 +94,7 @@ def serve(
         max_request_bytes=max_request_bytes,
         time_limit=time_limit,
         workers=workers,
+        memory_limit=None if memory_limit is None else parse_size(memory_limit, "--memory-limit"),
         input_root=input_root,
         key_file=key_file,
     )

@@ -27,6 +27,8 @@ DOCUMENT_SUFFIXES = {
     ".tif": "image",
     ".tiff": "image",
 }
+#: reader kinds whose files are zips (their sizes are checked before anything is inflated)
+ZIP_KINDS = ("docx", "odt")
 
 __all__ = [
     "DOCUMENT_SUFFIXES",
@@ -52,8 +54,13 @@ def extract(
         raise InputError(f"unsupported document type ({path.suffix.lower() or 'no extension'})")
     try:
         digest = file_digest(path)  # before reading: a change while it is read shows at output time
+        if kind in ZIP_KINDS:
+            from clinideid.ingest.bounds import check_zip
+
+            check_zip(path, options)
         doc = _checked(_read(kind, path, language, options), options)
         doc.digest = digest
+        doc.options = options
         return doc
     except ModuleNotFoundError as exc:
         error = missing_extra(exc, f"reading {path.suffix.lower()} files")

@@ -45,6 +45,8 @@ def _open(path_or_bytes: Path | bytes):
         return docx.Document(source)
     except (PackageNotFoundError, KeyError, ValueError, etree.XMLSyntaxError, OSError) as exc:
         raise InputError(f"not a readable DOCX file ({type(exc).__name__}); not read") from None
+    except MemoryError:  # the caller reports it with the memory limit
+        raise
     except Exception as exc:  # zipfile.BadZipFile and friends
         raise InputError(f"not a readable DOCX file ({type(exc).__name__}); not read") from None
 

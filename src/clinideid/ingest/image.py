@@ -2,30 +2,52 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 from PIL import Image, ImageOps, ImageSequence
 
 from clinideid.errors import InputError
+from clinideid.ingest.bounds import check_pages, check_pixels
 from clinideid.ingest.model import ExtractedDocument, IngestOptions, PageInfo, WordBox
 from clinideid.ingest.ocr import ocr_image, ocr_languages, words_to_text
 
 PAGE_SEPARATOR = "\n\n"
+_PILLOW_LIMIT = threading.Lock()
 
 
-def image_frames(path: Path) -> tuple[str, Iterator[Image.Image]]:
-    """The Pillow format of ``path`` and its frames, upright (EXIF orientation applied), as RGB or L."""
+def _open(path: Path) -> Image.Image:
+    """Open ``path`` (the header only) with Pillow's own pixel limit off: ``check_pixels`` applies ours,
+    which the user can raise past Pillow's."""
+    with _PILLOW_LIMIT:
+        saved = Image.MAX_IMAGE_PIXELS
+        Image.MAX_IMAGE_PIXELS = None
+        try:
+            return Image.open(path)
+        finally:
+            Image.MAX_IMAGE_PIXELS = saved
+
+
+def image_frames(path: Path, options: IngestOptions | None = None) -> tuple[str, Iterator[Image.Image]]:
+    """The Pillow format of ``path`` and its frames, upright (EXIF orientation applied), as RGB or L; each
+    frame's pixels and the number of frames are checked against ``options`` before they are decoded."""
+    options = options or IngestOptions()
     try:
-        image = Image.open(path)
+        image = _open(path)
+        check_pixels(image.size, options)
+        check_pages(getattr(image, "n_frames", 1), options)
         image.load()
-    except (OSError, SyntaxError, ValueError, Image.DecompressionBombError):
+    except InputError:
+        raise
+    except (OSError, SyntaxError, ValueError, EOFError, Image.DecompressionBombError):
         raise InputError("not a readable image; not read") from None
     fmt = image.format or "PNG"
 
     def frames() -> Iterator[Image.Image]:
         with image:
             for frame in ImageSequence.Iterator(image):
+                check_pixels(frame.size, options)
                 upright = ImageOps.exif_transpose(frame) or frame
                 yield upright.convert("L" if upright.mode in ("1", "L", "I;16", "I", "F") else "RGB")
 
@@ -33,7 +55,7 @@ def image_frames(path: Path) -> tuple[str, Iterator[Image.Image]]:
 
 
 def extract_image(path: Path, language: str | None, options: IngestOptions) -> ExtractedDocument:
-    fmt, frames = image_frames(path)
+    fmt, frames = image_frames(path, options)
     langs = ocr_languages(language, options.ocr_languages)
     texts: list[str] = []
     boxes: list[WordBox] = []

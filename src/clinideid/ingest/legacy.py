@@ -45,6 +45,8 @@ def extract_rtf(path: Path, language: str | None) -> ExtractedDocument:
         raise InputError("not an RTF document; not read")
     try:
         text = rtf_to_text(decode_text(raw, "RTF", "latin-1"), errors="replace")
+    except MemoryError:  # the caller reports it with the memory limit
+        raise
     except Exception as exc:  # striprtf raises plain exceptions on malformed input
         raise InputError(f"not a readable RTF document ({type(exc).__name__}); not read") from None
     return ExtractedDocument(path, "text", "rtf", text, language)
@@ -57,6 +59,8 @@ def extract_odt(path: Path, language: str | None) -> ExtractedDocument:
 
     try:
         document = load(str(path))
+    except MemoryError:  # the caller reports it with the memory limit
+        raise
     except Exception as exc:  # zip and XML errors of a damaged file
         raise InputError(f"not a readable ODT document ({type(exc).__name__}); not read") from None
     wanted = {(TEXTNS, "p"), (TEXTNS, "h")}

@@ -16,17 +16,28 @@ from typing import Any
 DEFAULT_MIN_CONFIDENCE = 60.0
 #: render and OCR resolution (dots per inch)
 DEFAULT_DPI = 300
+#: size limits checked before decompressing (``ingest.bounds``); 0 turns one off
+DEFAULT_MAX_UNZIPPED_BYTES = 200 * 1024 * 1024
+DEFAULT_MAX_ZIP_RATIO = 100.0
+DEFAULT_MAX_PAGES = 2_000
+#: an image frame or a rendered page holds at most this many pixels (a letter page at 300 dpi: 8.4 million)
+DEFAULT_MAX_PIXELS = 100_000_000
 
 
 @dataclass(frozen=True)
 class IngestOptions:
-    """How documents are read: OCR resolution, the confidence under which a page gets a warning, and
-    the Tesseract language packs (``None``: from the document's language, or every supported pack)."""
+    """How documents are read: OCR resolution, the confidence under which a page gets a warning, the
+    Tesseract language packs (``None``: from the document's language, or every supported pack) and the
+    size limits checked before anything is decompressed (``ingest.bounds``; 0: no limit)."""
 
     dpi: int = DEFAULT_DPI
     min_confidence: float = DEFAULT_MIN_CONFIDENCE
     ocr_languages: str | None = None
     min_text_chars: int = 20  # a PDF page with fewer non-blank characters in its text layer is OCR'd
+    max_unzipped_bytes: int = DEFAULT_MAX_UNZIPPED_BYTES  # DOCX, ODT: all parts together, uncompressed
+    max_zip_ratio: float = DEFAULT_MAX_ZIP_RATIO  # DOCX, ODT: a large part's uncompressed / compressed size
+    max_pages: int = DEFAULT_MAX_PAGES  # PDF pages, image frames
+    max_pixels: int = DEFAULT_MAX_PIXELS  # per image frame; a PDF page is rendered at fewer dots to fit
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +94,9 @@ class ExtractedDocument:
     dpi: int = DEFAULT_DPI
     warnings: list[str] = field(default_factory=list)
     digest: str | None = None  # SHA-256 of the source when read: its output is made from the same bytes
+    options: IngestOptions = field(
+        default_factory=IngestOptions
+    )  # how it was read: its output keeps the limits
 
     def summary(self) -> dict[str, Any]:
         """What goes into the document's report (no text)."""

@@ -24,9 +24,8 @@ def output_suffix(doc: ExtractedDocument) -> str:
     return ".docx"
 
 
-def format_output_name(out_id: str, doc: ExtractedDocument) -> str:
+def format_output_name(out_id: str, suffix: str) -> str:
     """``out_id`` when it already ends with the output's suffix (a ``scan.pdf`` input), else with it added."""
-    suffix = output_suffix(doc)
     return out_id if out_id.lower().endswith(suffix) else out_id + suffix
 
 
@@ -48,6 +47,7 @@ def render_output(doc: ExtractedDocument, result: DeidResult) -> bytes:
 
 
 def _burned(doc: ExtractedDocument, spans: list[tuple[int, int]]) -> bytes:
+    from clinideid.ingest.bounds import check_pages
     from clinideid.ingest.burn import burn, image_file, pdf_of_pages, phi_boxes
 
     by_page = phi_boxes(doc.boxes, spans)
@@ -55,11 +55,15 @@ def _burned(doc: ExtractedDocument, spans: list[tuple[int, int]]) -> bytes:
         from clinideid.ingest.pdf import open_pdf, render_page
 
         with open_pdf(doc.source) as pdf:
-            pages = (burn(render_page(pdf, i, doc.dpi), by_page.get(i, ())) for i in range(len(pdf)))
+            check_pages(len(pdf), doc.options)
+            pages = (
+                burn(render_page(pdf, i, doc.dpi, doc.options.max_pixels), by_page.get(i, ()))
+                for i in range(len(pdf))
+            )
             return pdf_of_pages(pages, doc.dpi)
     from clinideid.ingest.image import image_frames
 
-    fmt, frames = image_frames(doc.source)
+    fmt, frames = image_frames(doc.source, doc.options)
     burned = [burn(frame, by_page.get(i, ())) for i, frame in enumerate(frames)]
     return image_file(burned, fmt, doc.dpi)
 
@@ -86,9 +90,10 @@ def _xml_safe(line: str) -> str:
     return "".join(c if c in "\t" or ord(c) >= 32 else " " for c in line)
 
 
-def write_format_output(writer: OutputWriter, doc: ExtractedDocument, result: DeidResult, out_id: str) -> str:
-    """Write the de-identified document atomically under the output folder; its relative path."""
-    relpath = format_output_name(out_id, doc)
-    writer.target(relpath)  # refused before rendering when it would leave the output folder
-    writer.write_file(relpath, render_output(doc, result))
+def write_format_output(writer: OutputWriter, out_id: str, suffix: str, data: bytes) -> str:
+    """Write the de-identified document (``render_output``'s bytes, with ``output_suffix``) atomically
+    under the output folder; its relative path."""
+    relpath = format_output_name(out_id, suffix)
+    writer.target(relpath)  # refused when it would leave the output folder
+    writer.write_file(relpath, data)
     return relpath

@@ -14,12 +14,11 @@ from pathlib import Path
 from PIL import Image
 
 from clinideid.errors import InputError
-from clinideid.ingest.model import ExtractedDocument, IngestOptions, PageInfo, WordBox
+from clinideid.ingest.bounds import check_pages
+from clinideid.ingest.model import DEFAULT_MAX_PIXELS, ExtractedDocument, IngestOptions, PageInfo, WordBox
 from clinideid.ingest.ocr import ocr_image, ocr_languages, words_to_text
 
 PAGE_SEPARATOR = "\n\n"
-#: a rendered page holds at most this many pixels (an A0 poster at 300 dpi would need 140 million)
-MAX_RENDER_PIXELS = 100_000_000
 
 
 @contextmanager
@@ -38,13 +37,15 @@ def open_pdf(path: Path) -> Iterator:
         pdf.close()
 
 
-def render_page(pdf, index: int, dpi: int) -> Image.Image:
+def render_page(pdf, index: int, dpi: int, max_pixels: int = DEFAULT_MAX_PIXELS) -> Image.Image:
     """Page ``index`` as RGB pixels at ``dpi``, or fewer dots on a page so large that it would exceed
-    ``MAX_RENDER_PIXELS`` (word boxes are fractions of the page, so any resolution lines up)."""
+    ``max_pixels`` (0: no limit; word boxes are fractions of the page, so any resolution lines up)."""
     page = pdf[index]
     try:
         width, height = page.get_size()
-        scale = min(dpi / 72, math.sqrt(MAX_RENDER_PIXELS / max(1.0, width * height)))
+        scale = dpi / 72
+        if max_pixels:
+            scale = min(scale, math.sqrt(max_pixels / max(1.0, width * height)))
         return page.render(scale=scale).to_pil().convert("RGB")
     finally:
         page.close()
@@ -109,6 +110,7 @@ def extract_pdf(path: Path, language: str | None, options: IngestOptions) -> Ext
     langs = ocr_languages(language, options.ocr_languages)
     offset = 0
     with open_pdf(path) as pdf:
+        check_pages(len(pdf), options)
         for index in range(len(pdf)):
             if index:
                 texts.append(PAGE_SEPARATOR)
@@ -119,7 +121,8 @@ def extract_pdf(path: Path, language: str | None, options: IngestOptions) -> Ext
                 boxes.extend(WordBox(offset + a, offset + b, index, box) for a, b, box in words)
                 pages.append(PageInfo(index + 1, "pdf-text", None, len(words)))
             else:
-                ocr = ocr_image(render_page(pdf, index, options.dpi), langs, options.dpi)
+                image = render_page(pdf, index, options.dpi, options.max_pixels)
+                ocr = ocr_image(image, langs, options.dpi)
                 text, page_boxes = words_to_text(ocr.words, index, offset)
                 texts.append(text)
                 boxes.extend(page_boxes)

@@ -8,20 +8,18 @@ from typing import Any, Literal
 from fastapi import APIRouter, File, Form, HTTPException, Request, UploadFile
 from fastapi.responses import FileResponse
 
-from clinideid.audit.residual import audit_document
-from clinideid.document import Document
-from clinideid.errors import ClinideidError, ConfigError, InputError
+from clinideid.errors import ClinideidError, InputError
 from clinideid.service.checks import (
     check_language,
     check_models,
     check_operators,
     invalid,
     pipeline_error,
-    public_error,
 )
 from clinideid.service.headers import AUDIT_CSP, attachment
 from clinideid.service.schemas import BatchOut, DeidRequest, DocumentIn, JobFromPath
 from clinideid.service.tenancy import caller_of
+from clinideid.service.work import DocumentsTask
 
 router = APIRouter(prefix="/v1")
 
@@ -73,42 +71,17 @@ def _run_documents(request: Request, body: DeidRequest, mode: Literal["detect", 
     docs = _documents(body)
     _check_sizes(request, docs)
     engine = request.app.state.engine
-    deid = engine.pipeline(body.language, overrides_of(body.operators, body.scope, body.models))
-
-    def work() -> BatchOut:
-        results: list[dict[str, Any]] = []
-        errors: list[dict[str, str]] = []
-        for d in docs:
-            doc = Document(d.id, d.text, d.language)
-            try:
-                doc, guess = deid.route(doc)
-                lang = doc.language
-                pipeline = deid.pipeline(lang)
-                # an identified language says how sure it is, and warns when it is not
-                detection = {} if guess is None else {"language_detection": guess.to_dict()}
-                if guess is not None and guess.warning():
-                    detection["warnings"] = [guess.warning()]
-                if mode == "detect":
-                    spans, _ = pipeline.detect(doc)
-                    results.append({
-                        "id": d.id, "language": lang, **detection,
-                        "spans": [{"start": s.start, "end": s.end, "label": s.label, "source": s.source,
-                                   "score": s.score, "explanation": s.explanation} for s in spans],
-                    })  # fmt: skip
-                else:
-                    res = pipeline.deidentify(doc, d.patient_id or body.patient_id)
-                    reps = [r.to_dict() for r in res.replacements]
-                    out = {"id": d.id, "language": lang, **detection, "text": res.text, "replacements": reps}
-                    if body.audit:
-                        out["audit"] = audit_document(res.text, lang, reps)
-                    results.append(out)
-            except ConfigError as exc:
-                raise HTTPException(422, public_error(exc)) from None
-            except ClinideidError as exc:
-                errors.append({"id": d.id, "error": public_error(exc)})
-        return BatchOut(documents=results, errors=errors)
-
-    return engine, work
+    overrides = overrides_of(body.operators, body.scope, body.models)
+    engine.pipeline(body.language, overrides)  # a bad language or override is a 422 before any work
+    task = DocumentsTask(
+        mode,
+        tuple((d.id, d.text, d.language, d.patient_id) for d in docs),
+        body.language,
+        overrides,
+        body.patient_id,
+        bool(body.audit),
+    )
+    return engine, task
 
 
 def _single_or_batch(body: DeidRequest, out: BatchOut) -> dict[str, Any]:
@@ -126,7 +99,7 @@ async def deidentify(request: Request, body: DeidRequest) -> dict[str, Any]:
         engine, work = _run_documents(request, body, "deidentify")
     except ClinideidError as exc:
         raise pipeline_error(exc) from None
-    return _single_or_batch(body, await engine.run(work))
+    return _single_or_batch(body, await engine.compute(work))
 
 
 @router.post("/detect", summary="Detect PHI spans in one document (`text`) or a batch (`documents`)")
@@ -136,7 +109,7 @@ async def detect(request: Request, body: DeidRequest) -> dict[str, Any]:
         engine, work = _run_documents(request, body, "detect")
     except ClinideidError as exc:
         raise pipeline_error(exc) from None
-    return _single_or_batch(body, await engine.run(work))
+    return _single_or_batch(body, await engine.compute(work))
 
 
 @router.get("/models", summary="Packaged models")

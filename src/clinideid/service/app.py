@@ -11,7 +11,6 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse
 
-from clinideid.document import Document
 from clinideid.errors import ClinideidError
 from clinideid.service import presidio
 from clinideid.service.api import router as api_router
@@ -22,6 +21,7 @@ from clinideid.service.jobs import JobManager
 from clinideid.service.security import Guard, check_token
 from clinideid.service.settings import ServiceSettings
 from clinideid.service.tenancy import Caller, Callers
+from clinideid.service.work import AnalyzeTask, AnonymizeTask
 
 log = logging.getLogger(__name__)
 
@@ -68,16 +68,10 @@ def _presidio_router() -> APIRouter:
         engine: Engine = request.app.state.engine
         check_language(body.language, "language")
         try:
-            deid = engine.pipeline(body.language, None)
+            engine.pipeline(body.language, None)  # a bad language is a 422 before any work
         except ClinideidError as exc:
             raise pipeline_error(exc) from None
-
-        def work() -> list[dict[str, Any]]:
-            doc = Document(body.correlation_id or "analyze", body.text, body.language)
-            spans, _ = deid.pipeline(deid.language_of(doc)).detect(doc)
-            return presidio.analyze_results(spans, body)
-
-        return await engine.run(work)
+        return await engine.compute(AnalyzeTask(body))
 
     @router.post("/anonymize", summary="Presidio anonymizer: replace the given analyzer results")
     async def anonymize(request: Request, body: presidio.AnonymizeRequest) -> dict[str, Any]:
@@ -85,28 +79,9 @@ def _presidio_router() -> APIRouter:
         if len(body.text) > settings.max_document_chars:
             raise HTTPException(413, f"text is over {settings.max_document_chars} characters")
         engine: Engine = request.app.state.engine
-        language = (body.model_extra or {}).get("language") or "en"
+        language = str((body.model_extra or {}).get("language") or "en")
         check_language(language, "language", auto=False)
-
-        def surrogate(doc: Document, spans: list) -> list[str]:
-            from clinideid.transform.apply import apply_operators
-
-            pipeline = engine.pipeline(language, None).pipeline(language)
-            doc = Document(doc.id, doc.text, language)
-            new_text, reps = apply_operators(
-                doc, spans, pipeline.operator_for, {"key": settings.key, "scope_id": "document:anonymize"}
-            )
-            return [new_text[r.new_start : r.new_end] for r in reps]
-
-        def work() -> dict[str, Any]:
-            try:
-                return presidio.anonymize(body, surrogate)
-            except presidio.AnonymizeError as exc:  # its messages name fields only
-                raise HTTPException(422, str(exc)) from None
-            except ClinideidError as exc:
-                raise pipeline_error(exc) from None
-
-        return await engine.run(work)
+        return await engine.compute(AnonymizeTask(body, language))
 
     @router.get("/supportedentities", summary="Presidio: entity types this server can return")
     def supported() -> list[str]:

@@ -36,12 +36,13 @@ class ServiceSettings:
     max_request_bytes: int = 5_000_000
     max_document_chars: int = 1_000_000
     max_batch_documents: int = 256
-    time_limit: float = 60.0  # seconds per request
-    workers: int = 2  # requests computed at once
+    time_limit: float = 60.0  # seconds per request (its work is stopped then)
+    workers: int = 2  # worker processes: requests computed at once
     queue: int = 32  # requests waiting beyond those (more get 503)
     input_root: Path | None = None  # server-side folder jobs may read from; None: uploads only
     key_file: Path | None = None  # given to job processes (never to clients)
     extra: dict[str, str] = field(default_factory=dict)
+    memory_limit: int | None = None  # bytes a worker may add for one request; None: the default; 0: none
 
     def __post_init__(self) -> None:
         # messages never quote a token
