@@ -135,3 +135,23 @@ def test_scan_flags_postcodes_codes_cued_numbers_and_region_codes():
         assert not any(
             f.kind in ("region_code", "id") for f in flags if f.start < start + len(piece) and start < f.end
         ), piece
+
+
+def test_identifiers_and_addresses_are_read_whole_from_where_they_can_start():
+    """Each identifier or address pattern reads a run once, from its first possible start (linear time):
+    what it flags is the whole identifier or address, also inside a longer run of word characters."""
+    cases = {
+        "ref é-AB12345 x": [("AB12345", "id")],
+        "ref __-x-AB12345/ y": [("x-AB12345", "id")],
+        "code 12-ab-34567/ z": [("12-ab-34567", "id")],
+        "lab-lab-lab-12ab": [("lab-lab-lab-12ab", "id")],
+        "mail anna.lee+x@clinic.example.org.": [("anna.lee+x@clinic.example.org", "email_url")],
+        "a@b.de+c@d.org": [("a@b.de", "email_url"), ("+c@d.org", "email_url")],
+        "Müller-Lüdenscheid.de": [("Müller-Lüdenscheid.de", "email_url")],
+        "at www.x.com/a?b=1": [("www.x.com/a?b=1", "email_url")],
+        # an address's part before "@" is read back at most 64 characters (the longest one allowed)
+        "x" * 70 + "@host.org": [("x" * 64 + "@host.org", "email_url")],
+    }
+    for text, expected in cases.items():
+        flags = [(text[f.start : f.end], f.kind) for f in scan(text, "en") if f.kind in ("id", "email_url")]
+        assert flags == expected, text

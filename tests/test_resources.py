@@ -329,6 +329,25 @@ def test_matches_are_ordered_disjoint_and_true_to_the_text(entries: list[str], t
     assert exact <= {(s, e) for s, e, _ in fuzzy.find(text)}  # fuzziness only adds matches
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    entries=st.lists(st.lists(words, min_size=1, max_size=3).map(" ".join), max_size=6),
+    text=st.lists(st.tuples(words, st.sampled_from([" ", "  ", "\n", ""])), max_size=12).map(
+        lambda parts: "".join(w + sep for w, sep in parts)
+    ),
+    fuzzy=st.sampled_from([0, 1]),
+)
+def test_find_at_start_is_what_find_reports_on_the_first_token(
+    entries: list[str], text: str, fuzzy: int
+) -> None:
+    gaz = Gazetteer(entries, fuzzy=fuzzy)
+    found = gaz.find(text)
+    first = text.lstrip()
+    start = len(text) - len(first)
+    expected = found[0] if found and found[0][0] == start else None
+    assert gaz.find_at_start(text) == expected
+
+
 # ----------------------------------------------------------------------------- the build
 
 

@@ -11,6 +11,11 @@ growth: about 4 for linear time, 16 for quadratic; the bound is 8, on the best o
 
 By default each pack is checked on a deterministic selection of its cues; ``CLINIDEID_LINEAR_ALL=1`` checks
 every cue of every pack (several minutes).
+
+The residual-risk audit and each language's whole default pipeline (detection with its models,
+resolution, replacement) are checked the same way on the audit's trigger shapes and the packs' cues
+(``benchmarks/adversarial_time.py``, which measures them at 10k, 40k and 160k characters): 16 times the
+text must cost less than 40 times the CPU time (about 16 for linear time, 256 for quadratic).
 """
 
 from __future__ import annotations
@@ -18,9 +23,11 @@ from __future__ import annotations
 import gc
 import os
 import random
+import sys
 import time
 from collections.abc import Callable
 from functools import cache
+from pathlib import Path
 
 import pytest
 import regex
@@ -29,6 +36,16 @@ from clinideid.detect.rules import RuleEngine, compile_pack, load_merged_pack
 from clinideid.detect.rules import propagate as propagation
 from clinideid.detect.rules.compiler import expand
 from clinideid.detect.rules.schema import PropagateSpec
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from adversarial_time import (
+    CUES,
+    SHAPES,
+    adversarial_text,
+    audit_runner,
+    cpu_seconds,
+    pipeline_runner,
+)
 
 LANGUAGES = ["en", "es", "fr", "de", "it", "ru"]
 GROWTH_BOUND = 8.0  # for 4 times more text; linear time gives about 4, quadratic about 16
@@ -289,3 +306,56 @@ def test_propagation_with_thousands_of_names_is_linear():
     small = min(run(500) for _ in range(2))
     large = min(run(2000) for _ in range(2))
     assert large / small < GROWTH_BOUND, (small, large)
+
+
+# -- the residual-risk audit and the whole default pipeline ------------------------------------------
+
+SMALL = 1_000  # characters of the smaller text
+FACTOR = 16  # the larger text is this many times longer
+# linear time gives about 16 (up to about 30 where the larger text no longer fits the processor's caches),
+# quadratic about 256
+FACTOR_BOUND = 40.0
+
+
+def _slow_shapes(run: Callable[[str], object], units: list[str]) -> list[str]:
+    """The units on which ``run`` takes more than ``FACTOR_BOUND`` times the CPU time for ``FACTOR`` times
+    the text, described for the failure message."""
+    run(adversarial_text("warm-up Ab 12/03/2020 ", 200))
+    slow = []
+    for unit in units:
+        small, large = adversarial_text(unit, SMALL), adversarial_text(unit, SMALL * FACTOR)
+        t1 = min(cpu_seconds(run, small) for _ in range(3))
+        t16 = cpu_seconds(run, large)
+        if FACTOR_BOUND * 0.6 <= t16 / t1 < FACTOR_BOUND * 2:  # a busy machine? look again before judging
+            t1 = min(t1, *(cpu_seconds(run, small) for _ in range(3)))
+            t16 = min(t16, cpu_seconds(run, large))
+        if t16 / t1 >= FACTOR_BOUND:
+            slow.append(f"{unit!r}: {t1 * 1000:.1f} ms -> {t16 * 1000:.0f} ms (x{t16 / t1:.0f})")
+            if len(slow) == 3:  # enough to go on; the rest would only make the failure slow
+                break
+    return slow
+
+
+def test_audit_time_is_linear_on_the_trigger_shapes_of_each_of_its_patterns():
+    """Every pattern of the audit, fed long runs of what it looks for ("12-12-...", "Ab-Ab-...")."""
+    units = [unit for group in SHAPES.values() for unit in group]
+    slow = _slow_shapes(audit_runner("en"), units)
+    assert not slow, "audit: super-linear time on " + "; ".join(slow)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_audit_time_is_linear_on_words_in_every_language(language):
+    """The word lists differ by language: capitalised words, names after titles, a pack's cues."""
+    units = [*SHAPES["word"], *SHAPES["title"], *CUES[language][:2]]
+    slow = _slow_shapes(audit_runner(language), units)
+    assert not slow, f"audit ({language}): super-linear time on " + "; ".join(slow)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_default_pipeline_time_is_linear(language):
+    """Detection (models included), resolution and replacement, on the shapes that once took quadratic
+    time in the audit and on cues of the language's pack (each alone and before a hyphenated name)."""
+    units = ["12-", "Ab-", CUES[language][0], CUES[language][2]]
+    slow = _slow_shapes(pipeline_runner(language), units)
+    assert not slow, f"default {language} pipeline: super-linear time on " + "; ".join(slow)

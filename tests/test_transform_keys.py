@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import base64
+import hashlib
+import hmac
 import os
+import time
 
 import pytest
 
@@ -115,6 +118,33 @@ def test_keyed_random_is_deterministic_and_uniformish():
     assert all(3 <= a.randint(3, 5) <= 5 for _ in range(100))
     with pytest.raises(ValueError):
         a.choice([])
+
+
+def test_keyed_random_is_hmac_in_counter_mode():
+    """Block i of the stream is HMAC-SHA256(key, parts, i): surrogates stay the same across versions."""
+    key, parts = bytes(range(32)), [part.encode() for part in ("scope", "12", "é" * 50)]
+    stream = KeyedRandom(key, *parts)
+    message = b"".join(len(part).to_bytes(4, "big") + part for part in parts)
+    expected = b"".join(
+        hmac.new(key, message + i.to_bytes(8, "big"), hashlib.sha256).digest() for i in range(3)
+    )
+    assert stream._bytes(70) + stream._bytes(26) == expected
+
+
+def test_keyed_random_cost_per_draw_does_not_grow_with_the_value():
+    """The surrogate of a long value (a 100,000-digit run taken for an identifier) draws a number per
+    character: hashing the value again for each draw took time quadratic in its length."""
+
+    def cpu(value: str) -> float:
+        stream = KeyedRandom(bytes(range(32)), "scope", value)
+        t0 = time.process_time()
+        for _ in range(5000):
+            stream.randbelow(10)
+        return time.process_time() - t0
+
+    short = min(cpu("x") for _ in range(3))
+    long = min(cpu("1" * 1_000_000) for _ in range(2))
+    assert long < 5 * short + 0.05, (short, long)
 
 
 def test_scope_for():

@@ -43,15 +43,36 @@ WEIGHTS: Mapping[str, float] = {
 MAX_FLAGS_LISTED = 500
 
 _WORD = re.compile(r"[^\W\d_](?:[\w'’-]*[^\W\d_])?")
+# Every pattern takes time linear in the text, whatever the text. A pattern that, tried at each position
+# of a long run ("12-12-12-...", "Ab-Ab-Ab-..."), reads to the end of the run before failing takes time
+# quadratic in the run's length (minutes for 40,000 characters). So each repetition such a failed try can
+# read is either bounded by the longest value that shape takes (an address's local part and domain labels,
+# a domain's number of labels), or possessive and read from one start per run (identifiers).
+_LOCAL_PART = 64  # characters of an address before "@" (RFC 5321)
+_LABEL = 63  # characters of one domain label (RFC 1035)
+_LABELS = 8  # labels before a top-level domain ("mail.clinic.example" + ".org")
 _EMAIL_URL = re.compile(
-    r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|(?:https?://|www\.)\S+|\b[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|de|it|ru|fr|es|uk)\b"
+    rf"[\w.+-]{{1,{_LOCAL_PART}}}+@[\w-]{{1,{_LABEL}}}+(?:\.[\w-]{{1,{_LABEL}}}+)++"
+    r"|(?:https?://|www\.)\S+"
+    # a domain name ending in a common top-level domain, read from the start of a word that is not the
+    # second part of a hyphenated one (from there the first part's start reads the same labels)
+    rf"|(?<!\w)(?<!\w-)(?<!\w--)\b[\w-]{{1,{_LABEL}}}+(?:\.[\w-]{{1,{_LABEL}}}+){{0,{_LABELS}}}"
+    r"\.(?:com|org|net|de|it|ru|fr|es|uk)\b"
 )
 _DATE = re.compile(
     r"(?<![\d.])(?:\d{1,4}[./-]\d{1,2}(?:[./-]\d{2,4})?|\d{1,2}\s*[./]\s*[^\W\d_]{3,9}\.?\s*\d{2,4})(?![\d])"
     r"|\b(?:19|20)\d{2}\b"
 )
 _PHONE = re.compile(r"(?<![\w+])\+?\(?\d{2,5}\)?(?:[ .-]?\(?\d{2,5}\)?){1,4}(?![\w])")
-_ID = re.compile(r"(?<![\w])(?=[\w/-]*\d)[A-Za-z\d][\w/-]{3,}[A-Za-z\d](?![\w])")
+# an identifier: ASCII letters and digits at both ends, 5 or more characters of a run of word characters,
+# "/" and "-", with a digit from its start on. Tried once per run: the guard admits only the run's first
+# position, the possessive prefix skips to the first place an identifier may start (the run's start or just
+# after a "/" or "-", on an ASCII letter or digit) and group 1 is the identifier. Trying later places would
+# find nothing new: the match from the first one reaches the last possible end, and when it fails (no digit
+# after it, or too short) every later one fails too.
+_ID = re.compile(
+    r"(?<![\w/-])(?:[/-]|[^\WA-Za-z\d]\w*+[/-])*+(?=[\w/-]*\d)([A-Za-z\d][\w/-]{3,}[A-Za-z\d])(?![\w])"
+)
 _ZIP = re.compile(r"(?<![\w.,/-])(?:[A-Z]{1,2}-?)?\d{4,5}(?=[ \t]+[^\W\d_]{2})")
 # UK and Canadian postcodes ("M30 8AR", "H4W 2T5")
 _POSTCODE = re.compile(r"(?<![\w])(?:[A-Z]{1,2}\d[A-Z\d]?[ ]\d[A-Z]{2}|[A-Z]\d[A-Z][ ]?\d[A-Z]\d)(?![\w])")
@@ -197,9 +218,10 @@ def scan(text: str, language: str | None, protected: Iterable[tuple[int, int]] =
         if digits >= 7 and any(c in " .-()" for c in m.group().strip()):
             add(m.start(), m.end(), "phone")
     for m in _ID.finditer(text):
-        digits = sum(c.isdigit() for c in m.group())
-        if digits >= 4 or (digits >= 2 and sum(c.isalpha() for c in m.group()) >= 3):
-            add(m.start(), m.end(), "id")
+        token = m.group(1)
+        digits = sum(c.isdigit() for c in token)
+        if digits >= 4 or (digits >= 2 and sum(c.isalpha() for c in token) >= 3):
+            add(m.start(1), m.end(1), "id")
     for m in _ZIP.finditer(text):
         add(m.start(), m.end(), "zip")
     for m in _POSTCODE.finditer(text):

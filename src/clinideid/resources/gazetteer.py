@@ -22,8 +22,9 @@ error). The index is built on first use.
 
 from __future__ import annotations
 
+import itertools
 import unicodedata
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 import regex
@@ -276,6 +277,36 @@ class Gazetteer:
             self._fuzzy_index = (h[order], o[order], keys)
         return self._fuzzy_index
 
+    def _entry_at(self, keys: Sequence[str], i: int) -> tuple[int, str] | None:
+        """(tokens, value) of the longest entry starting at token ``i`` of ``keys`` (normalised), or None."""
+        longest = self._span.get(keys[i])
+        if longest is None:
+            return None
+        for j in range(min(longest, len(keys) - i), 1, -1):
+            value = self._multi.get(tuple(keys[i : i + j]))
+            if value is not None:
+                return j, value
+        value = self._single.get(keys[i])
+        return None if value is None else (1, value)
+
+    def find_at_start(self, text: str) -> tuple[int, int, str] | None:
+        """The match ``find(text)`` reports on the first token of ``text``, or None. Reads only the tokens
+        an entry starting there can span: looking up one place costs the same however long ``text`` is."""
+        tokens = _TOKEN.finditer(text)
+        first = next(tokens, None)
+        if first is None:
+            return None
+        key = self._norm(first.group())
+        found = [first, *itertools.islice(tokens, self._span.get(key, 1) - 1)]
+        hit = self._entry_at([key, *(self._norm(m.group()) for m in found[1:])], 0)
+        if hit is not None:
+            return first.start(), found[hit[0] - 1].end(), hit[1]
+        if self.fuzzy and self._single and len(key) >= FUZZY_MIN_LENGTH and key.isalpha():
+            near = self._fuzzy_keys([key]).get(key)
+            if near is not None:
+                return first.start(), first.end(), self._single[near]
+        return None
+
     def find(self, text: str) -> list[tuple[int, int, str]]:
         """Non-overlapping matches ``(start, end, value)`` in ``text``, left to right, longest first."""
         starts: list[int] = []
@@ -292,34 +323,19 @@ class Gazetteer:
             ends.append(e)
             keys.append(k)
         out: list[tuple[int, int, str]] = []
-        span, single, multi = self._span, self._single, self._multi
+        span, single, entry_at = self._span, self._single, self._entry_at
         fuzzy = self.fuzzy and bool(single)
         misses: list[int] = []  # token positions left for the fuzzy pass
         n = len(keys)
         i = 0
         while i < n:
             k = keys[i]
-            longest = span.get(k)
-            if longest is None:
-                if fuzzy and len(k) >= FUZZY_MIN_LENGTH and k.isalpha():
-                    misses.append(i)
-                i += 1
+            hit = entry_at(keys, i) if k in span else None
+            if hit is not None:
+                out.append((starts[i], ends[i + hit[0] - 1], hit[1]))
+                i += hit[0]
                 continue
-            if longest > 1:
-                for j in range(min(longest, n - i), 1, -1):
-                    value = multi.get(tuple(keys[i : i + j]))
-                    if value is not None:
-                        out.append((starts[i], ends[i + j - 1], value))
-                        i += j
-                        break
-                else:
-                    j = 0
-                if j:
-                    continue
-            value = single.get(k)
-            if value is not None:
-                out.append((starts[i], ends[i], value))
-            elif fuzzy and len(k) >= FUZZY_MIN_LENGTH and k.isalpha():
+            if fuzzy and len(k) >= FUZZY_MIN_LENGTH and k.isalpha():
                 misses.append(i)
             i += 1
         if misses:

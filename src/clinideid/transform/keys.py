@@ -215,16 +215,17 @@ class KeyedRandom:
     """
 
     def __init__(self, key: bytes, *parts: object) -> None:
-        self._key = key
-        self._prefix = _encode(parts)
+        # the HMAC state after the parts, copied for each block: a block costs the same whatever the
+        # parts' length (hashing them again for each block of a long value's surrogate took quadratic time)
+        self._mac = hmac.new(key, _encode(parts), hashlib.sha256)
         self._counter = 0
         self._buffer = b""
 
     def _bytes(self, n: int) -> bytes:
         while len(self._buffer) < n:
-            block = hmac.new(
-                self._key, self._prefix + self._counter.to_bytes(8, "big"), hashlib.sha256
-            ).digest()
+            mac = self._mac.copy()
+            mac.update(self._counter.to_bytes(8, "big"))
+            block = mac.digest()
             self._counter += 1
             self._buffer += block
         out, self._buffer = self._buffer[:n], self._buffer[n:]

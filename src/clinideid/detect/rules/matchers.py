@@ -321,11 +321,10 @@ class GazetteerMatcher(Matcher):
                 key = cache[word] = self.normalize(word)
             if key not in self.first_tokens:
                 continue
-            for s, e, value in self.gazetteer.find(masked[start : start + self.max_chars]):
-                if s == 0:
-                    next_free = start + e
-                    yield start, start + e, value
-                break
+            hit = self.gazetteer.find_at_start(masked[start : start + self.max_chars])
+            if hit is not None and hit[0] == 0:
+                next_free = start + hit[1]
+                yield start, start + hit[1], hit[2]
 
     def _extend(self, masked: str, s: int, e: int) -> tuple[int, int, bool]:
         grown = False
