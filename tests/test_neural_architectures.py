@@ -47,7 +47,7 @@ def test_models_of_earlier_versions_load_and_predict_the_same(name: str) -> None
     assert [lab for _, lab, _ in got] == [e["labels"] for e in expected]
     assert any(lab != "O" for e in expected for lab in e["labels"])  # the reference finds entities
     for (_, _, probs), e in zip(got, expected, strict=True):
-        assert probs == pytest.approx(e["probs"], abs=1e-5)
+        assert probs == pytest.approx(e["probs"], abs=1e-4)  # float sums differ a little across CPUs
     stored = json.loads((LEGACY / name / "model.json").read_text())["training_config"]["neural"]
     # the stored config gets every new option at its default, and dumps back to a superset of itself
     dumped = model.config.model_dump(mode="json")
