@@ -136,9 +136,18 @@ def load_config(path: str | Path) -> PipelineConfig:
     return parse_config(data, str(path))
 
 
-def default_config(language: str) -> PipelineConfig:
-    """The packaged default pipeline for ``language``."""
+#: packaged pipelines of every language, by name: ``config/<lang>.yaml`` is "default"; the others are
+#: ``config/<lang>-<name>.yaml``
+PIPELINES = ("default", "rules")
+
+
+def default_config(language: str, pipeline: str = "default") -> PipelineConfig:
+    """A packaged pipeline for ``language``: ``default`` (the measured best: rules and the shipped learned
+    model) or ``rules`` (the rule packs alone, for users who want no model)."""
     if language not in SUPPORTED:
         raise ConfigError(f"no default pipeline for language {language!r}; supported: {', '.join(SUPPORTED)}")
-    res = resources.files("clinideid").joinpath("config", f"{language}.yaml")
-    return parse_config(yaml.safe_load(res.read_text("utf-8")), f"default config for {language}")
+    if pipeline not in PIPELINES:
+        raise ConfigError(f"no packaged pipeline {pipeline!r}; choose one of {', '.join(PIPELINES)}")
+    name = language if pipeline == "default" else f"{language}-{pipeline}"
+    res = resources.files("clinideid").joinpath("config", f"{name}.yaml")
+    return parse_config(yaml.safe_load(res.read_text("utf-8")), f"{pipeline} config for {language}")

@@ -213,6 +213,9 @@ class CRFModel:
         """Warn when the word lists differ from those the model was trained with (scores may drop)."""
         if not self.metadata.resources or not self.extractor.config.gazetteers:
             return
+        if self.extractor.config.multilingual:  # checked per language when its lists are first read
+            self.extractor.expected_fingerprints = dict(self.metadata.resources)
+            return
         current = self.extractor.fingerprints()
         changed = sorted(k for k, v in self.metadata.resources.items() if current.get(k, v) != v)
         if changed:
@@ -223,41 +226,88 @@ class CRFModel:
             )
 
     def tag(
-        self, doc: Document, rule_spans: Sequence[Span] | None = None
+        self, doc: Document, rule_spans: Sequence[Span] | None = None, threshold: float | None = None
     ) -> tuple[list[Token], list[str], list[float]]:
-        """Tokens of ``doc``, their predicted labels and each label's marginal probability."""
+        """Tokens of ``doc``, their predicted labels and each label's marginal probability (``threshold``:
+        see ``tag_units``)."""
         tokens = tokens_of(doc)
         if not tokens:
             return tokens, [], []
         feats = self.extractor.document_features(doc, tokens, rule_spans)
         units = sequence_units(doc.text, tokens, self.unit, self.window_size, self.window_overlap)
         with self._lock:  # a CRFsuite tagger holds the current sequence: one caller at a time
-            labels, probs = tag_units(self._tagger, feats, units)
+            labels, probs = tag_units(self._tagger, feats, units, threshold)
         return tokens, labels, probs
 
-    def predict_spans(self, doc: Document, rule_spans: Sequence[Span] | None = None) -> list[Span]:
-        tokens, labels, probs = self.tag(doc, rule_spans)
+    def token_phi(self, doc: Document, rule_spans: Sequence[Span] | None = None) -> tuple[list[Token], list[float]]:
+        """Tokens of ``doc`` and each one's probability of being PHI (what a ``threshold`` is compared with)."""
+        tokens = tokens_of(doc)
+        if not tokens:
+            return tokens, []
+        feats = self.extractor.document_features(doc, tokens, rule_spans)
+        units = sequence_units(doc.text, tokens, self.unit, self.window_size, self.window_overlap)
+        with self._lock:
+            return tokens, token_phi(self._tagger, feats, units)
+
+    def predict_spans(
+        self, doc: Document, rule_spans: Sequence[Span] | None = None, threshold: float | None = None
+    ) -> list[Span]:
+        tokens, labels, probs = self.tag(doc, rule_spans, threshold)
         return labels_to_spans(tokens, labels, probs)
 
 
 def tag_units(
-    tagger: Any, feats: Sequence[Sequence[str]], units: Sequence[Window]
+    tagger: Any, feats: Sequence[Sequence[str]], units: Sequence[Window], threshold: float | None = None
 ) -> tuple[list[str], list[float]]:
     """Labels and marginal probabilities for a document's tokens, tagged unit by unit.
 
-    Tokens in overlapping windows take the label of the window that owns them.
+    Tokens in overlapping windows take the label of the window that owns them. With ``threshold``, a token
+    the best path leaves outside every span is PHI all the same when its probability of being part of one
+    (1 - P(O)) reaches ``threshold``: it takes the entity type with the highest summed marginal (decoding
+    for recall: the best path alone keeps only what is more likely PHI than not).
     """
     n = len(feats)
     unit_labels: list[list[str]] = []
     probs = [1.0] * n
+    types: list[tuple[str, list[str]]] | None = None
     for w in units:
         labels = tagger.tag(feats[w.start : w.end])
-        unit_labels.append(labels)
         for k in range(w.own_start, w.own_end):
-            lab = labels[k - w.start]
+            pos = k - w.start
+            lab = labels[pos]
             if lab != "O":
-                probs[k] = tagger.marginal(lab, k - w.start)
+                probs[k] = tagger.marginal(lab, pos)
+            elif threshold is not None:
+                phi = 1.0 - tagger.marginal("O", pos)
+                if phi >= threshold:
+                    if types is None:
+                        types = _entity_types(tagger.labels())
+                    best = max(types, key=lambda t: sum(tagger.marginal(tag, pos) for tag in t[1]))
+                    labels[pos] = f"I-{best[0]}"
+                    probs[k] = phi
+        unit_labels.append(labels)
     return merge_window_labels(n, units, unit_labels), probs
+
+
+def token_phi(tagger: Any, feats: Sequence[Sequence[str]], units: Sequence[Window]) -> list[float]:
+    """Each token's probability of being part of a span (1 - P(O)), from the window that owns it: what
+    ``tag_units`` compares with its threshold (for choosing one)."""
+    phi = [0.0] * len(feats)
+    for w in units:
+        tagger.set(feats[w.start : w.end])
+        for k in range(w.own_start, w.own_end):
+            phi[k] = 1.0 - tagger.marginal("O", k - w.start)
+    return phi
+
+
+def _entity_types(tags: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """The model's entity types, each with its tags (``B-X``, ``I-X``, ...)."""
+    out: dict[str, list[str]] = {}
+    for tag in tags:
+        prefix, _, label = tag.partition("-")
+        if label and prefix in ("B", "I", "E", "S"):
+            out.setdefault(label, []).append(tag)
+    return sorted(out.items())
 
 
 def labels_to_spans(tokens: Sequence[Token], labels: Sequence[str], probs: Sequence[float]) -> list[Span]:
@@ -289,21 +339,23 @@ def train_crfsuite(
     max_iterations: int = 100,
     min_freq: float = 0,
     possible_transitions: bool = True,
+    algorithm: str = "lbfgs",
 ) -> bytes:
-    """Train a CRFsuite model (L-BFGS, elastic net) and return the model file's bytes."""
+    """Train a CRFsuite model and return the model file's bytes: L-BFGS with an elastic net (``c1``, ``c2``),
+    or SGD with L2 (``algorithm="l2sgd"``: ``c2`` only, ``max_iterations`` epochs)."""
     pycrfsuite = _pycrfsuite()
-    trainer = pycrfsuite.Trainer(verbose=False)
+    trainer = pycrfsuite.Trainer(algorithm=algorithm, verbose=False)
     for x, y in zip(xseqs, yseqs, strict=True):
         trainer.append(x, y)
-    trainer.set_params(
-        {
-            "c1": float(c1),
-            "c2": float(c2),
-            "max_iterations": int(max_iterations),
-            "feature.minfreq": float(min_freq),
-            "feature.possible_transitions": bool(possible_transitions),
-        }
-    )
+    params: dict[str, Any] = {
+        "c2": float(c2),
+        "max_iterations": int(max_iterations),
+        "feature.minfreq": float(min_freq),
+        "feature.possible_transitions": bool(possible_transitions),
+    }
+    if algorithm == "lbfgs":
+        params["c1"] = float(c1)
+    trainer.set_params(params)
     fd, tmp = tempfile.mkstemp(suffix=".crfsuite")
     os.close(fd)
     try:
@@ -322,7 +374,8 @@ class CRFDetector(Detector):
 
     ``labels="canonical"`` (default) maps a model trained on native labels (e.g. MEDDOCAN types) onto
     canonical labels through its scheme's mapping; ``labels="model"`` keeps the model's own labels.
-    ``min_score`` drops spans whose mean marginal probability is lower.
+    ``min_score`` drops spans whose mean marginal probability is lower. ``threshold`` decodes for recall: a
+    token off the best path is PHI all the same when its probability of being PHI reaches it (``tag_units``).
     """
 
     needs = ("tokens", "rule_findings")
@@ -333,10 +386,14 @@ class CRFDetector(Detector):
         name: str | None = None,
         labels: str = "canonical",
         min_score: float = 0.0,
+        threshold: float | None = None,
     ) -> None:
         super().__init__(name)
         if labels not in ("canonical", "model"):
             raise ConfigError(f"crf detector: labels must be 'canonical' or 'model', got {labels!r}")
+        if threshold is not None and not 0.0 < float(threshold) <= 1.0:
+            raise ConfigError(f"crf detector: threshold must be in (0, 1], got {threshold!r}")
+        self.threshold = None if threshold is None else float(threshold)
         self.model = CRFModel.load(model)
         self.model_ref = str(model)
         self.labels = labels
@@ -355,6 +412,7 @@ class CRFDetector(Detector):
             "model": self.model_ref,
             "labels": self.labels,
             "min_score": self.min_score,
+            "threshold": self.threshold,
         }
 
     @property
@@ -364,7 +422,7 @@ class CRFDetector(Detector):
     def detect_one(self, doc: Document, rule_spans: Sequence[Span] | None = None) -> list[Span]:
         """Spans in ``doc``; ``rule_spans`` reuses rule hits already computed (hybrid feature models)."""
         out = []
-        for span in self.model.predict_spans(doc, rule_spans):
+        for span in self.model.predict_spans(doc, rule_spans, self.threshold):
             if span.score is not None and span.score < self.min_score:
                 continue
             label = self._map(span.label) if self._map is not None else span.label

@@ -64,23 +64,36 @@ class FeatureConfig:
     gazetteers: tuple[str, ...] = DEFAULT_GAZETTEERS
     rules: dict[str, Any] | None = None  # a detector spec, e.g. {"type": "rules", "language": "es"}
     field_words: int = 2
+    # one model for several languages: word lists and evidence follow each document's own language
+    multilingual: bool = False
+    evidence: tuple[str, ...] = ()  # language-independent evidence groups (clinideid.detect.evidence)
 
     def __post_init__(self) -> None:
+        from clinideid.detect.evidence import check_groups
+
         object.__setattr__(self, "gazetteers", tuple(self.gazetteers))
+        object.__setattr__(self, "evidence", check_groups(tuple(self.evidence)))
         unknown = [g for g in self.gazetteers if g not in GAZETTEER_LISTS]
         if unknown:
             raise ConfigError(
                 f"unknown gazetteer(s) {', '.join(unknown)}; known: {', '.join(GAZETTEER_LISTS)}"
             )
-        if self.gazetteers and not self.language:
-            raise ConfigError("gazetteer features need a language (set 'language', or 'gazetteers: []')")
+        if self.multilingual and self.language:
+            raise ConfigError(
+                "a multilingual feature set reads each document's language: leave 'language' unset"
+            )
+        if (self.gazetteers or self.evidence) and not (self.language or self.multilingual):
+            raise ConfigError(
+                "gazetteer and evidence features need a language (set 'language' or 'multilingual: true', "
+                "or 'gazetteers: []')"
+            )
         if not 0 <= self.window <= 5:
             raise ConfigError(f"feature window must be in 0..5, got {self.window}")
         if not 0 <= self.affixes <= 6:
             raise ConfigError(f"affix length must be in 0..6, got {self.affixes}")
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "window": self.window,
             "affixes": self.affixes,
             "language": self.language,
@@ -88,6 +101,9 @@ class FeatureConfig:
             "rules": dict(self.rules) if self.rules else None,
             "field_words": self.field_words,
         }
+        if self.multilingual or self.evidence:  # older models have neither key
+            out.update(multilingual=self.multilingual, evidence=list(self.evidence))
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FeatureConfig:
@@ -208,18 +224,50 @@ class FeatureExtractor:
     """Computes the features of ``config`` for documents. Gazetteers and the rule detector load lazily."""
 
     config: FeatureConfig
-    _gazetteers: list[_Gazetteer] | None = field(default=None, init=False, repr=False)
+    _gazetteers: dict[str, list[_Gazetteer]] = field(default_factory=dict, init=False, repr=False)
     _rules: Any = field(default=None, init=False, repr=False)
+    #: the fingerprints a model was trained with: a multilingual model's lists are compared as each
+    #: language is first read (loading every language's lists up front would slow every start)
+    expected_fingerprints: dict[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def uses_rules(self) -> bool:
         return bool(self.config.rules)
 
-    def gazetteers(self) -> list[_Gazetteer]:
-        if self._gazetteers is None:
-            lang = self.config.language or ""
-            self._gazetteers = [_load_gazetteer(lang, name) for name in self.config.gazetteers]
-        return self._gazetteers
+    def language_of(self, doc: Document | None = None) -> str:
+        """The language whose word lists ``doc`` is read with: the model's, or the document's own."""
+        if not self.config.multilingual:
+            return self.config.language or ""
+        from clinideid.resources import available_languages
+
+        code = ((doc.language if doc is not None else None) or "").replace("_", "-").split("-")[0].lower()
+        if code not in available_languages():
+            raise ConfigError(
+                "this multilingual model reads each document's language; a document without one (or with "
+                f"one that has no word lists) cannot be tagged: give one of {', '.join(available_languages())}"
+            )
+        return code
+
+    def gazetteers(self, language: str | None = None) -> list[_Gazetteer]:
+        lang = language if language is not None else self.config.language or ""
+        if lang not in self._gazetteers:
+            loaded = [_load_gazetteer(lang, name) for name in self.config.gazetteers]
+            self._gazetteers[lang] = loaded
+            if self.config.multilingual and self.expected_fingerprints:
+                changed = [
+                    g.name
+                    for g in loaded
+                    if self.expected_fingerprints.get(f"gazetteer:{lang}:{g.name}", g.fingerprint)
+                    != g.fingerprint
+                ]
+                if changed:
+                    log.warning(
+                        "the model was trained with other versions of the %s word lists %s; re-train it for "
+                        "best results",
+                        lang,
+                        ", ".join(changed),
+                    )
+        return self._gazetteers[lang]
 
     def use_gazetteers(self, lists: Mapping[str, Iterable[str]]) -> None:
         """Use these word lists (logical name -> entries) instead of the packaged ones."""
@@ -233,7 +281,7 @@ class FeatureExtractor:
             entries = sorted(set(lists.get(name, ())))
             digest = hashlib.sha256("\n".join(entries).encode("utf-8")).hexdigest()[:16]
             loaded.append(_Gazetteer(name, Gazetteer(entries, case_sensitive=False), digest))
-        self._gazetteers = loaded
+        self._gazetteers = {self.config.language or "": loaded}
 
     def rule_detector(self) -> Any:
         if self._rules is None and self.config.rules:
@@ -242,9 +290,14 @@ class FeatureExtractor:
             self._rules = build_detector(dict(self.config.rules))
         return self._rules
 
-    def fingerprints(self) -> dict[str, str]:
-        """Hashes of the word lists in use, stored in the model to detect changed lists at load time."""
-        return {f"gazetteer:{g.name}": g.fingerprint for g in self.gazetteers()}
+    def fingerprints(self, languages: Sequence[str] = ()) -> dict[str, str]:
+        """Hashes of the word lists in use, stored in the model to detect changed lists at load time (a
+        multilingual model: those of ``languages``, the languages it was trained on)."""
+        if not self.config.multilingual:
+            return {f"gazetteer:{g.name}": g.fingerprint for g in self.gazetteers()}
+        return {
+            f"gazetteer:{lang}:{g.name}": g.fingerprint for lang in languages for g in self.gazetteers(lang)
+        }
 
     def rule_spans(self, doc: Document) -> list[Span]:
         detector = self.rule_detector()
@@ -264,18 +317,27 @@ class FeatureExtractor:
         if _SURROGATE.search(text) is not None:  # same length and offsets, but encodable
             text = encodable_text(text)
             tokens = [Token(encodable_text(t.text), t.start, t.end) for t in tokens]
-        gaz_marks = self._gazetteer_marks(text, tokens)
+        language = self.language_of(doc)
+        gaz_marks = self._gazetteer_marks(text, tokens, language)
         rule_marks: list[list[str]] | None = None
+        spans: Sequence[Span] = ()
         if self.uses_rules:
             spans = self.rule_spans(doc) if rule_spans is None else rule_spans
             rule_marks = mark_tokens(tokens, [(s.start, s.end, s.label) for s in spans])
-        return token_features(text, tokens, self.config, gaz_marks, rule_marks)
+        feats = token_features(text, tokens, self.config, gaz_marks, rule_marks)
+        if self.config.evidence:
+            from clinideid.detect.evidence import evidence_features
 
-    def _gazetteer_marks(self, text: str, tokens: Sequence[Token]) -> list[list[str]] | None:
+            extras = evidence_features(text, tokens, language, self.config.evidence, spans)
+            for f, extra in zip(feats, extras, strict=True):
+                f.extend(extra)
+        return feats
+
+    def _gazetteer_marks(self, text: str, tokens: Sequence[Token], language: str) -> list[list[str]] | None:
         if not self.config.gazetteers:
             return None
         ranges: list[tuple[int, int, str]] = []
-        for gaz in self.gazetteers():
+        for gaz in self.gazetteers(language):
             ranges.extend((s, e, gaz.name) for s, e, _ in gaz.matcher.find(text))
         return mark_tokens(tokens, ranges)
 

@@ -59,6 +59,19 @@ class FeaturesSection(BaseModel):
     gazetteers: list[str] = Field(default_factory=lambda: list(DEFAULT_GAZETTEERS))
     rules: bool | dict[str, Any] = False
     field_words: int = Field(2, ge=1, le=5)
+    # language-independent evidence (clinideid.detect.evidence): word_classes, word_frequency, names_any,
+    # line_shape, repetition, rule_context
+    evidence: list[str] = Field(default_factory=list)
+
+    @field_validator("evidence")
+    @classmethod
+    def _known_evidence(cls, v: list[str]) -> list[str]:
+        from clinideid.detect.evidence import GROUPS
+
+        unknown = [g for g in v if g not in GROUPS]
+        if unknown:
+            raise ValueError(f"unknown evidence group(s) {', '.join(unknown)}; known: {', '.join(GROUPS)}")
+        return v
 
     @field_validator("gazetteers")
     @classmethod
@@ -105,6 +118,9 @@ class TrainConfig(BaseModel):
 
     model: Literal["crf", "neural", "transformer"] = "crf"
     language: str | None = None
+    # one model for documents of several languages: word lists, rules and evidence follow each document's
+    # own language (model: crf)
+    multilingual: bool = False
     label_scheme: Literal["BIO", "BIOES"] = "BIOES"
     unit: Literal["line", "window"] = "line"
     window_size: int = Field(200, ge=8, le=5000)
@@ -112,7 +128,10 @@ class TrainConfig(BaseModel):
     features: FeaturesSection = Field(default_factory=FeaturesSection)
     c1: list[float] = Field(default_factory=lambda: [0.05, 0.1, 0.2], min_length=1)
     c2: list[float] = Field(default_factory=lambda: [0.01, 0.05], min_length=1)
-    max_iterations: int = Field(150, ge=1, le=10_000)
+    max_iterations: int = Field(150, ge=1, le=10_000)  # l2sgd: epochs
+    # CRFsuite's training algorithm: L-BFGS (c1 and c2 grid) or stochastic gradient descent with L2 (c2 grid
+    # only; an order of magnitude faster on large corpora, about as accurate)
+    algorithm: Literal["lbfgs", "l2sgd"] = "lbfgs"
     min_freq: float = Field(1, ge=0)
     possible_transitions: bool = True
     workers: int = Field(1, ge=1, le=64)
@@ -137,6 +156,21 @@ class TrainConfig(BaseModel):
 
     def feature_config(self, language: str | None) -> FeatureConfig:
         """The feature settings, with ``language`` for the word lists and a rules spec when enabled."""
+        if self.multilingual:
+            if self.language:
+                raise ConfigError("multilingual: true reads each document's language; leave 'language' unset")
+            rules = self.features.rules
+            return FeatureConfig(
+                window=self.features.window,
+                affixes=self.features.affixes,
+                gazetteers=tuple(self.features.gazetteers),
+                rules={"type": "rules"}
+                if rules is True
+                else (dict(rules) if isinstance(rules, dict) else None),
+                field_words=self.features.field_words,
+                multilingual=True,
+                evidence=tuple(self.features.evidence),
+            )
         lang = self.language or language
         rules = self.features.rules
         if rules is True:
@@ -154,6 +188,7 @@ class TrainConfig(BaseModel):
             gazetteers=tuple(self.features.gazetteers) if lang else (),
             rules=rules_spec,
             field_words=self.features.field_words,
+            evidence=tuple(self.features.evidence) if lang else (),
         )
 
 

@@ -158,6 +158,7 @@ def _grid_point(c1: float, c2: float) -> tuple[float, float, bytes, _Predicted, 
         max_iterations=cfg.max_iterations,
         min_freq=cfg.min_freq,
         possible_transitions=cfg.possible_transitions,
+        algorithm=cfg.algorithm,
     )
     elapsed = time.perf_counter() - start
     predicted = [
@@ -267,7 +268,8 @@ def train_crf(
 
     _GRID_DATA.update({"x": x, "y": y, "dev": fz_dev, "config": config})
     try:
-        points = list(itertools.product(config.c1, config.c2))
+        c1_grid = config.c1 if config.algorithm == "lbfgs" else [0.0]  # SGD-L2 has no L1 term
+        points = list(itertools.product(c1_grid, config.c2))
         raw = _run_grid(points, config.workers, progress)
     finally:
         _GRID_DATA.clear()
@@ -317,7 +319,11 @@ def train_crf(
         dev_metrics=summary,
         created=now_iso(),
         seed=seed,
-        resources=extractor.fingerprints() if feature_config.gazetteers else {},
+        resources=(
+            extractor.fingerprints(sorted({extractor.language_of(d) for d in train_docs}))
+            if feature_config.gazetteers
+            else {}
+        ),
     )
     metrics = {
         "model": name,
