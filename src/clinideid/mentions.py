@@ -128,7 +128,7 @@ def fold(word: str) -> str:
     or more, without its case ending ("Зябликовой", "Зябликова" and "Зябликову" are one surname; "Анны" is
     too short to tell)."""
     folded = word.casefold()
-    if len(folded) >= 5 and _CYRILLIC.match(folded):
+    if len(folded) >= 5 and "\u0400" <= folded[0] <= "\u04ff" and _CYRILLIC.match(folded):
         for ending in _RU_ENDINGS:
             if folded.endswith(ending) and len(folded) - len(ending) >= 4:
                 return folded[: -len(ending)]
