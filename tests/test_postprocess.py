@@ -203,9 +203,14 @@ def test_a_span_that_is_only_a_role_word_is_dropped_and_a_word_after_a_title_sta
     assert marked(text, out) == [("Freund", "PATIENT"), ("Tochter", "FAMILY")]
 
 
-def test_other_labels_and_plain_names_are_untouched():
-    text = "Dr. Jane Okafor at Hospital Clinic Dr on 12/03/2024"
-    spans = [span_at(text, "Jane Okafor", "DOCTOR"), span_at(text, "Hospital Clinic Dr", "STREET")]
+def test_other_labels_plain_names_and_hyphenated_role_words_are_untouched():
+    text = "Dr. Jane Okafor at Hospital Clinic Dr on 12/03/2024; Paroisse Notre-Dame; Sister-Anne Okoye"
+    spans = [
+        span_at(text, "Jane Okafor", "DOCTOR"),
+        span_at(text, "Hospital Clinic Dr", "STREET"),
+        span_at(text, "Paroisse Notre-Dame", "PERSON"),
+        span_at(text, "Sister-Anne Okoye", "PERSON"),
+    ]
     assert trim_role_words(spans, StepContext(text, "en")) == spans
 
 

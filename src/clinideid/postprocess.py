@@ -39,6 +39,7 @@ TRIMMED_LABELS = frozenset({"PATIENT", "DOCTOR", "PERSON"})
 #: the source of the spans ``propagate_mentions`` adds
 PROPAGATED = "propagate_mentions"
 _EDGE_PUNCTUATION = frozenset(",;:-–()")
+_HYPHENS = frozenset("-‐")
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,7 @@ def _trimmed(text: str, span: Span, roles: RoleWords) -> tuple[int, int] | None:
     removed = 0
     while lo < hi:
         n = roles.match_at(tokens[:hi], lo)
-        if not n:
+        if not n or (lo + n < hi and tokens[lo + n].text in _HYPHENS):  # "Dame-Marie" is one name
             break
         lo += n
         removed += 1
@@ -150,6 +151,8 @@ def _trimmed(text: str, span: Span, roles: RoleWords) -> tuple[int, int] | None:
             end -= 1
         n = roles.match_before(tokens, end) if end > lo else 0
         if not n or end - n + 1 <= lo or not any(t.is_word for t in tokens[lo : end - n + 1]):
+            break
+        if tokens[end - n].text in _HYPHENS:  # "Notre-Dame" is one name
             break
         hi = end - n + 1
         while hi > lo and tokens[hi - 1].text in _EDGE_PUNCTUATION:
