@@ -125,7 +125,7 @@ def test_long_documents_are_processed_in_chunks_with_the_same_result():
 
 def test_adjacent_name_parts_are_joined():
     from clinideid.document import Span
-    from clinideid.pipeline import merge_adjacent_names
+    from clinideid.postprocess import StepContext, merge_adjacent_names
 
     text = "Dr JALONNET Christine\nPaul  Martin, 12/03"
     spans = [
@@ -135,6 +135,6 @@ def test_adjacent_name_parts_are_joined():
         Span(28, 34, "PERSON"),
         Span(36, 41, "DATE"),
     ]
-    merged = merge_adjacent_names(text, spans)
+    merged = merge_adjacent_names(spans, StepContext(text, "fr"))
     assert [(s.start, s.end) for s in merged] == [(3, 21), (22, 34), (36, 41)]
     assert merged[0].score == 0.7

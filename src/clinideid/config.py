@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from clinideid.errors import ConfigError
 from clinideid.labels import canonical
+from clinideid.postprocess import DEFAULT_STEPS, check_steps
 from clinideid.resolve import POLICIES
 from clinideid.text.language import SUPPORTED
 
@@ -53,9 +54,9 @@ class PipelineConfig(BaseModel):
     )
     scope: Literal["document", "patient", "corpus"] = "patient"
     min_score: float = Field(default=0.0, ge=0.0, le=1.0)
-    #: join name spans of the same label separated only by spaces ("Christine" + "JALONNET"), so that a
-    #: name is replaced as one (consistent first name / surname surrogates)
-    merge_adjacent_names: bool = True
+    #: what is done to the resolved spans before the operators, in order: registered step names
+    #: (``clinideid.postprocess``: trim_role_words, propagate_mentions, merge_adjacent_names, plug-ins)
+    postprocess: list[str] = Field(default_factory=lambda: list(DEFAULT_STEPS))
     #: long documents are detected in chunks of about this many characters (bounded memory)
     max_chunk_chars: int = Field(default=100_000, ge=1_000)
 
@@ -64,6 +65,28 @@ class PipelineConfig(BaseModel):
     def _known_language(cls, v: str) -> str:
         if v not in SUPPORTED:
             raise ValueError(f"unsupported language {v!r}; supported: {', '.join(SUPPORTED)}")
+        return v
+
+    @model_validator(mode="before")
+    @classmethod
+    def _merge_flag(cls, data: Any) -> Any:
+        """``merge_adjacent_names: false`` (the flag of earlier configs) leaves that step out."""
+        if isinstance(data, dict) and "merge_adjacent_names" in data:
+            data = dict(data)
+            merge = data.pop("merge_adjacent_names")
+            if merge is False:
+                steps = data.get("postprocess", DEFAULT_STEPS)
+                if isinstance(steps, list | tuple):
+                    data["postprocess"] = [s for s in steps if s != "merge_adjacent_names"]
+        return data
+
+    @field_validator("postprocess")
+    @classmethod
+    def _known_steps(cls, v: list[str]) -> list[str]:
+        try:
+            check_steps(v)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
         return v
 
     @field_validator("detectors")

@@ -17,7 +17,8 @@ from clinideid.config import PipelineConfig, default_config, load_config, parse_
 from clinideid.detect.base import Detector, build_detector
 from clinideid.document import Document, Span, sort_spans
 from clinideid.errors import ClinideidError, ConfigError
-from clinideid.labels import canonical
+from clinideid.mentions import Mention, document_mentions
+from clinideid.postprocess import StepContext, run_steps
 from clinideid.resolve import resolve_spans
 from clinideid.text.invisible import OffsetMap, strip_invisible
 from clinideid.text.language import LanguageGuess, identify_language
@@ -87,35 +88,6 @@ def chunk_bounds(text: str, max_chars: int, overlap: int = CHUNK_OVERLAP) -> lis
     return bounds
 
 
-def merge_adjacent_names(text: str, spans: list[Span]) -> list[Span]:
-    """Join consecutive spans of the same NAME-category label separated only by spaces or tabs."""
-    tax = canonical()
-    out: list[Span] = []
-    for span in spans:
-        prev = out[-1] if out else None
-        joinable = (
-            prev is not None
-            and prev.label == span.label
-            and span.label in tax
-            and tax.category_of(span.label) == "NAME"
-            and prev.end <= span.start
-            and not text[prev.end : span.start].strip(" \t")
-            and not prev.fragments
-            and not span.fragments
-        )
-        if joinable and prev is not None:
-            scores = [s for s in (prev.score, span.score) if s is not None]
-            out[-1] = prev.with_(
-                end=span.end,
-                text=None,
-                score=min(scores) if scores else None,
-                explanation=f"{prev.explanation} + {span.explanation}",
-            )
-        else:
-            out.append(span)
-    return out
-
-
 def check_operators(config: PipelineConfig, key: bytes | None) -> None:
     """Fail early (``ConfigError``) on unknown operators, bad options, a weak key, or keyed operators
     without a key."""
@@ -168,27 +140,33 @@ class Deidentifier:
         return op
 
     # -- detection ---------------------------------------------------------------------------------
-    def detect(self, doc: Document) -> tuple[list[Span], int]:
-        """Resolved spans for ``doc`` and the number of spans dropped by resolution."""
-        return self.detect_batch([doc])[0]
+    def detect(self, doc: Document, known: Sequence[Mention] = ()) -> tuple[list[Span], int]:
+        """Resolved and post-processed spans for ``doc`` and the number of spans dropped by resolution.
+        ``known``: names and places found in other documents of the same patient, marked here too."""
+        return self.detect_batch([doc], [known])[0]
 
-    def detect_batch(self, docs: Sequence[Document]) -> list[tuple[list[Span], int]]:
+    def detect_batch(
+        self, docs: Sequence[Document], known: Sequence[Sequence[Mention]] | None = None
+    ) -> list[tuple[list[Span], int]]:
         """``detect`` for several documents at once: each detector reads all their chunks in one call
         (a learned tagger batches its windows across documents) and every document's analysis (tokens,
-        rule hits) is computed once and shared by the detectors.
+        rule hits) is computed once and shared by the detectors. ``known``: one sequence of mentions per
+        document (see ``detect``).
 
         Detectors read each document as a reader sees it, without invisible characters (zero-width
         spaces, soft hyphens, bidi controls...; ``clinideid.text.invisible``), so a name split by one is
-        one word to all of them; the resolved spans are mapped back to the original text, each covering
-        the invisible characters inside it."""
+        one word to all of them; the resolved spans are post-processed (the config's ``postprocess``
+        steps) and mapped back to the original text, each covering the invisible characters inside it."""
+        knowns = list(known) if known is not None else [()] * len(docs)
+        if len(knowns) != len(docs):
+            raise ValueError("give one sequence of known mentions per document")
         views = [_visible(doc) for doc in docs]
         found = self._detect_visible([view for view, _ in views])
         out = []
-        for doc, (view, offsets), spans in zip(docs, views, found, strict=True):
+        for doc, (view, offsets), spans, mentions in zip(docs, views, found, knowns, strict=True):
             res = resolve_spans(spans, self.config.resolution.policy, self.config.resolution.priority)
-            kept = sort_spans(res.kept)
-            if self.config.merge_adjacent_names:
-                kept = merge_adjacent_names(view.text, kept)
+            context = StepContext(view.text, doc.language or self.config.language, tuple(mentions))
+            kept = run_steps(self.config.postprocess, sort_spans(res.kept), context)
             if offsets is not None:
                 kept = [_to_original(span, offsets, doc.text) for span in kept]
             out.append((kept, sum(1 for _, reason in res.dropped if reason != "duplicate")))
@@ -233,8 +211,10 @@ class Deidentifier:
                 return f"patient:{pid}"
         return f"document:{doc.id}"
 
-    def deidentify(self, doc: Document, patient_id: str | None = None) -> DeidResult:
-        return self._replace(doc, *self.detect(doc), patient_id)
+    def deidentify(
+        self, doc: Document, patient_id: str | None = None, known: Sequence[Mention] = ()
+    ) -> DeidResult:
+        return self._replace(doc, *self.detect(doc, known), patient_id)
 
     def deidentify_batch(
         self, docs: Sequence[Document], patient_ids: Sequence[str | None] | None = None
@@ -260,7 +240,11 @@ class Deidentifier:
         return DeidResult(doc.id, new_text, language, spans, replacements, dropped, dict(doc.metadata))
 
     def deidentify_with_fields(
-        self, doc: Document, fields: Sequence[tuple[str, str]], patient_id: str | None = None
+        self,
+        doc: Document,
+        fields: Sequence[tuple[str, str]],
+        patient_id: str | None = None,
+        known: Sequence[Mention] = (),
     ) -> tuple[DeidResult, list[tuple[str, list[Replacement]]]]:
         """De-identify ``doc`` together with other text fields of the same record.
 
@@ -268,21 +252,12 @@ class Deidentifier:
         the note followed by one ``label: value`` line per field, so a name confirmed in the note is found in
         the fields too and a field's label acts as a cue; each value is then rewritten on its own with the
         note's key and scope (the same person gets the same surrogate). Returns the note's result and each
-        field's new value with its replacements (offsets into the value).
+        field's new value with its replacements (offsets into the value). ``known``: see ``detect``.
         """
         if not fields:
-            return self.deidentify(doc, patient_id), []
-        parts = [doc.text]
-        bounds = [(0, len(doc.text))]
-        offset = len(doc.text)
-        for label, value in fields:
-            prefix = f"\n\n{label}: "
-            parts.extend((prefix, value))
-            offset += len(prefix)
-            bounds.append((offset, offset + len(value)))
-            offset += len(value)
-        combined = Document(doc.id, "".join(parts), doc.language, doc.metadata)
-        spans, dropped = self.detect(combined)
+            return self.deidentify(doc, patient_id, known), []
+        combined, bounds = _with_fields(doc, fields)
+        spans, dropped = self.detect(combined, known)
         context = {
             "key": self.key,
             "scope_id": self.scope_id(doc, patient_id),
@@ -300,6 +275,27 @@ class Deidentifier:
 
     def deidentify_text(self, text: str, doc_id: str = "text") -> str:
         return self.deidentify(Document(doc_id, text, self.config.language)).text
+
+    def mentions(self, doc: Document, fields: Sequence[tuple[str, str]] = ()) -> list[Mention]:
+        """The names and places found in ``doc`` (with its record's ``fields``, read as
+        ``deidentify_with_fields`` reads them): what its patient's other documents should mark too."""
+        combined = _with_fields(doc, fields)[0] if fields else doc
+        spans, _ = self.detect(combined)
+        return document_mentions(spans, combined.text)
+
+
+def _with_fields(doc: Document, fields: Sequence[tuple[str, str]]) -> tuple[Document, list[tuple[int, int]]]:
+    """``doc`` followed by one ``label: value`` line per field, and the bounds of the note and each value."""
+    parts = [doc.text]
+    bounds = [(0, len(doc.text))]
+    offset = len(doc.text)
+    for label, value in fields:
+        prefix = f"\n\n{label}: "
+        parts.extend((prefix, value))
+        offset += len(prefix)
+        bounds.append((offset, offset + len(value)))
+        offset += len(value)
+    return Document(doc.id, "".join(parts), doc.language, doc.metadata), bounds
 
 
 def _visible(doc: Document) -> tuple[Document, OffsetMap | None]:
@@ -422,18 +418,30 @@ class MultilingualDeidentifier:
         doc = doc if doc.language == lang else Document(doc.id, doc.text, lang, doc.metadata, doc.spans)
         return doc, guess
 
-    def deidentify(self, doc: Document, patient_id: str | None = None) -> DeidResult:
+    def deidentify(
+        self, doc: Document, patient_id: str | None = None, known: Sequence[Mention] = ()
+    ) -> DeidResult:
         doc, guess = self.route(doc)
-        result = self.pipeline(doc.language).deidentify(doc, patient_id)
+        result = self.pipeline(doc.language).deidentify(doc, patient_id, known)
         return result if guess is None else replace(result, language_guess=guess)
 
     def deidentify_with_fields(
-        self, doc: Document, fields: Sequence[tuple[str, str]], patient_id: str | None = None
+        self,
+        doc: Document,
+        fields: Sequence[tuple[str, str]],
+        patient_id: str | None = None,
+        known: Sequence[Mention] = (),
     ) -> tuple[DeidResult, list[tuple[str, list[Replacement]]]]:
         """``Deidentifier.deidentify_with_fields`` with the pipeline of the document's language."""
         doc, guess = self.route(doc)
-        result, field_results = self.pipeline(doc.language).deidentify_with_fields(doc, fields, patient_id)
+        pipeline = self.pipeline(doc.language)
+        result, field_results = pipeline.deidentify_with_fields(doc, fields, patient_id, known)
         return (result if guess is None else replace(result, language_guess=guess)), field_results
+
+    def mentions(self, doc: Document, fields: Sequence[tuple[str, str]] = ()) -> list[Mention]:
+        """``Deidentifier.mentions`` with the pipeline of the document's language."""
+        doc, _ = self.route(doc)
+        return self.pipeline(doc.language).mentions(doc, fields)
 
     def languages_needed(self) -> tuple[str, ...]:
         """The languages whose pipelines a run may build: its own, or every supported one for 'auto'."""

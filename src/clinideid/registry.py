@@ -10,7 +10,8 @@ torch), and other packages add entries through Python entry points, without patc
 
 The entry point's object is registered under the entry point's name (a module may be named instead: it
 then registers its entries itself when imported). Groups: ``clinideid.detectors``, ``clinideid.operators``,
-``clinideid.formats``, ``clinideid.date_strategies``. A built-in name cannot be replaced by a plug-in.
+``clinideid.formats``, ``clinideid.date_strategies``, ``clinideid.postprocess``. A built-in name cannot be
+replaced by a plug-in.
 """
 
 from __future__ import annotations

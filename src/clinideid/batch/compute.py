@@ -19,6 +19,7 @@ from clinideid.audit.residual import audit_document
 from clinideid.batch.limits import DocumentTimeout, memory_message, time_limit
 from clinideid.document import Document
 from clinideid.errors import ClinideidError, ConfigError, ModelError
+from clinideid.mentions import Mention
 from clinideid.pipeline import DeidResult, MultilingualDeidentifier
 from clinideid.transform.apply import Replacement
 
@@ -31,13 +32,17 @@ EMPTY_WARNING = "empty document: written unchanged"
 @dataclass
 class Task:
     """One document to de-identify: the note (or ``source``, a document file read as part of the task),
-    the record's other text fields as ``(label, value)``."""
+    the record's other text fields as ``(label, value)``. ``known``: names and places found in the
+    patient's other documents, marked in this one too. ``collect``: only find the document's names and
+    places (``Outcome.mentions``; the first pass of a run with patient ids), de-identify nothing."""
 
     doc: Document | None
     fields: Sequence[tuple[str, str]] = ()
     patient_id: str | None = None
     limit: float | None = None  # seconds for every stage together; None or 0: no limit
     source: DocumentSource | None = None
+    known: tuple[Mention, ...] = ()
+    collect: bool = False
 
 
 @dataclass
@@ -57,6 +62,7 @@ class Outcome:
     chars: int = 0
     extraction: dict[str, Any] | None = None
     format_output: tuple[str, bytes] | None = None
+    mentions: list[Mention] | None = None  # a ``collect`` task's names and places
 
 
 def compute(task: Task, deid: MultilingualDeidentifier) -> Outcome:
@@ -88,10 +94,13 @@ def _compute(task: Task, deid: MultilingualDeidentifier, out: Outcome) -> None:
         out.warnings.extend(extracted.warnings)
     assert doc is not None
     out.chars = len(doc.text)
+    if task.collect:
+        out.mentions = deid.mentions(doc, list(task.fields))
+        return
     if not doc.text.strip():
         out.warnings.append(EMPTY_WARNING)
     started = time.perf_counter()
-    result, field_results = deid.deidentify_with_fields(doc, list(task.fields), task.patient_id)
+    result, field_results = deid.deidentify_with_fields(doc, list(task.fields), task.patient_id, task.known)
     seconds = time.perf_counter() - started
     try:
         audit = audit_document(result.text, result.language, result.replacements)

@@ -201,15 +201,25 @@ class _Slot:
 
 
 class _Parallel:
-    """The parent's loop: read and prepare inputs, send documents, commit results in input order."""
+    """The parent's loop: read and prepare inputs, send documents, commit results in input order.
+    ``prepare`` and ``finish`` are the parent's two halves of each input's work (by default naming and
+    skipping, then writing and committing; the first pass of ``batch.patients`` has its own)."""
 
     def __init__(
-        self, run: _Run, pool: WorkerPool, stop: StopRequest, progress: Callable[[], None] | None
+        self,
+        run: _Run,
+        pool: WorkerPool,
+        stop: StopRequest,
+        progress: Callable[[], None] | None,
+        prepare: Callable[[InputItem, _Run], _Pending] = _prepare,
+        finish: Callable[[_Pending, _Run, Outcome | None], None] = _finish,
     ) -> None:
         self.batch = run
         self.pool = pool
         self.stop = stop
         self.progress = progress
+        self.prepare = prepare
+        self.finish = finish
         self.max_queued = pool.size * QUEUED_PER_WORKER
         self.max_slots = pool.size * SLOTS_PER_WORKER
         self.slots: deque[_Slot] = deque()
@@ -242,7 +252,7 @@ class _Parallel:
             item = next(source, None)
             if item is None:
                 return True
-            pending = _prepare(item, self.batch)
+            pending = self.prepare(item, self.batch)
             slot = _Slot(pending, done=pending.task is None)
             self.slots.append(slot)
             if pending.task is not None:
@@ -294,7 +304,7 @@ class _Parallel:
         """Commit, in input order, every leading input whose result is in."""
         while self.slots and self.slots[0].done:
             slot = self.slots.popleft()
-            _finish(slot.pending, self.batch, slot.outcome)
+            self.finish(slot.pending, self.batch, slot.outcome)
             if self.progress is not None:
                 self.progress()
 

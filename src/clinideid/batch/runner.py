@@ -40,6 +40,7 @@ from clinideid.batch.paths import (
     display_id,
     prepare_output_folder,
 )
+from clinideid.batch.patients import PatientMentions
 from clinideid.batch.records import FieldPolicy, dotted, field_label, fields_to_deidentify, rebuild_record
 from clinideid.batch.workers import WorkerPool
 from clinideid.errors import ClinideidError, ConfigError, ModelError, OutputWriteError
@@ -118,8 +119,13 @@ def run_batch(
     settings: str,
     patient_id: Callable[[InputItem], str | None] = lambda item: None,
     progress: Callable[[], None] | None = None,
+    reread: Callable[[], Iterable[InputItem]] | None = None,
 ) -> BatchOutcome:
-    """De-identify ``items`` into ``out_dir``; ``settings`` is the fingerprint a resumed run must match."""
+    """De-identify ``items`` into ``out_dir``; ``settings`` is the fingerprint a resumed run must match.
+
+    ``reread``, given with ``patient_id``: a fresh reading of the same inputs. A first pass over it then
+    collects each patient's names and places, and every document of a patient marks them too
+    (``batch.patients``)."""
     from clinideid.batch.parallel import plan_workers, start_workers
 
     iterator = iter(items)
@@ -153,7 +159,8 @@ def run_batch(
         shutil.rmtree(out_dir / STATE_DIR / TMP_DIR, ignore_errors=True)
         writer.open(journal.jsonl_end)
         journal.start(settings)
-        outcome = _run(source, _Run(deid, writer, journal, namer, options, patient_id, pool), progress)
+        run = _Run(deid, writer, journal, namer, options, patient_id, pool, reread=reread)
+        outcome = _run(source, run, progress)
         finished = outcome.interrupted_by is None
         return outcome
     finally:
@@ -193,6 +200,9 @@ class _Run:
     patient_id: Callable[[InputItem], str | None]
     pool: WorkerPool
     skipped: int = 0  # inputs this run found done by an earlier run
+    #: with patient ids: a fresh reading of the inputs, for the first pass (``batch.patients``)
+    reread: Callable[[], Iterable[InputItem]] | None = None
+    mentions: PatientMentions | None = None  # filled by the first pass
 
 
 def _run(items: Iterable[InputItem], run: _Run, progress: Callable[[], None] | None) -> BatchOutcome:
@@ -204,7 +214,13 @@ def _run(items: Iterable[InputItem], run: _Run, progress: Callable[[], None] | N
         with stop:
             from clinideid.batch.parallel import run_parallel
 
-            finished = run_parallel(items, run, stop, progress)
+            if run.reread is not None:  # a first pass: each patient's names and places
+                from clinideid.batch.patients import collect_mentions
+
+                run.mentions = PatientMentions()
+                finished = collect_mentions(run.reread(), run, stop)
+            if run.reread is None or finished:
+                finished = run_parallel(items, run, stop, progress)
         ended = "finished" if finished else f"stopped by {stop.signal_name}"
         failing = False
     except KeyboardInterrupt:
@@ -264,25 +280,39 @@ def _prepare(item: InputItem, run: _Run) -> _Pending:
     if options.resume and journal.is_done(out_id) and (relpath is None or writer.exists(relpath)):
         pending.skip = True
         return pending
-    if item.source is not None:  # a document file: read in the worker, so a resumed run skips it unread
+    if item.source is None and item.error is not None:
+        pending.entry = _failed(pending, options, item.error)
+        return pending
+    try:
+        pending.fields = record_fields(item, options)
+    except ClinideidError as exc:
+        pending.entry = _failed(pending, options, str(exc))
+        return pending
+    known = run.mentions.of(run.patient_id(item)) if run.mentions is not None else ()
+    pending.task = new_task(item, run, pending.fields, known=known)
+    return pending
+
+
+def record_fields(item: InputItem, options: BatchOptions) -> list[tuple[Any, str]]:
+    """A record's text fields to de-identify with its note, as ``(path, value)``; none for a document."""
+    if item.record is None:
+        return []
+    return fields_to_deidentify(item.record, item.text_field or "text", options.fields)
+
+
+def new_task(item: InputItem, run: _Run, fields: list[tuple[Any, str]], **extra: Any) -> Task:
+    """The task of a readable input: a document file (read in the worker, so a resumed run skips it
+    unread), or a document with its record's other ``fields``; ``extra``: more ``Task`` fields."""
+    options = run.options
+    if item.source is not None:
         size = item.source.size  # the default limit grows with the file (characters are not known yet)
         limit = default_time_limit(size) if options.time_limit is None else options.time_limit
-        pending.task = Task(None, [], run.patient_id(item), limit, item.source)
-    elif item.error is not None:
-        pending.entry = _failed(pending, options, item.error)
-    else:
-        assert item.document is not None
-        doc = item.document
-        try:
-            if item.record is not None:
-                pending.fields = fields_to_deidentify(item.record, item.text_field or "text", options.fields)
-        except ClinideidError as exc:
-            pending.entry = _failed(pending, options, str(exc))
-            return pending
-        limit = default_time_limit(len(doc.text)) if options.time_limit is None else options.time_limit
-        labelled = [(field_label(path), value) for path, value in pending.fields]
-        pending.task = Task(doc, labelled, run.patient_id(item), limit)
-    return pending
+        return Task(None, [], run.patient_id(item), limit, item.source, **extra)
+    assert item.document is not None
+    doc = item.document
+    limit = default_time_limit(len(doc.text)) if options.time_limit is None else options.time_limit
+    labelled = [(field_label(path), value) for path, value in fields]
+    return Task(doc, labelled, run.patient_id(item), limit, **extra)
 
 
 def _scrub(pending: _Pending, options: BatchOptions, message: str) -> str:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import typer
 
 from clinideid.audit.html import write_audit_html
-from clinideid.batch.inputs import DEFAULT_MAX_BYTES, count_inputs, is_jsonl, iter_inputs
+from clinideid.batch.inputs import DEFAULT_MAX_BYTES, InputItem, count_inputs, is_jsonl, iter_inputs
 from clinideid.batch.journal import settings_fingerprint, writing
 from clinideid.batch.limits import parse_size
 from clinideid.batch.paths import AUDIT_HTML_NAME, NAMING, STATE_DIR, TMP_DIR, check_paths
@@ -385,7 +386,12 @@ def deid(
         },
         key,
     )
-    items = iter_inputs(source, fmt, None if language == "auto" else language, encoding, max_bytes, ingest)
+
+    def read_inputs() -> Iterator[InputItem]:
+        return iter_inputs(source, fmt, None if language == "auto" else language, encoding, max_bytes, ingest)
+
+    # with patient ids, a first pass collects each patient's names and places (batch/patients.py)
+    reread = read_inputs if patient_id else None
     total = count_inputs(source, fmt)
     if progress and (total is None or total > 1):
         from rich.progress import Progress
@@ -393,10 +399,20 @@ def deid(
         with Progress(transient=True) as bar:
             task = bar.add_task("de-identifying", total=total)
             outcome = run_batch(
-                items, deidentifier, output, key, options, settings, get_patient, lambda: bar.advance(task)
+                read_inputs(),
+                deidentifier,
+                output,
+                key,
+                options,
+                settings,
+                get_patient,
+                lambda: bar.advance(task),
+                reread,
             )
     else:
-        outcome = run_batch(items, deidentifier, output, key, options, settings, get_patient)
+        outcome = run_batch(
+            read_inputs(), deidentifier, output, key, options, settings, get_patient, None, reread
+        )
     d = outcome.summary
     with writing(AUDIT_HTML_NAME):
         write_audit_html(output / AUDIT_HTML_NAME, d["audit"], output / STATE_DIR / TMP_DIR)
