@@ -25,7 +25,7 @@ words only (digits and hyphens end a word; "Harris's" is "Harris"):
 Mentions carry their label; one text found with several labels takes the strongest (``LABEL_STRENGTH``).
 A mention is matched only where no span is yet: what the detectors and resolution decided stands.
 
-The title, role and kinship words are data: ``resources/<lang>/role_words.txt``.
+The title, role and kinship words are data: ``resources/<lang>/{titles,staff_roles,kinship}.txt``.
 """
 
 from __future__ import annotations
@@ -164,13 +164,17 @@ class RoleWords:
         return 0
 
 
+#: the word lists whose entries stand next to a name and are never part of it
+ROLE_LISTS = ("titles", "staff_roles", "kinship")
+
+
 @cache
 def role_words(language: str) -> RoleWords:
-    """The role words of ``language`` (English for a language without a list)."""
+    """The title, role and kinship words of ``language`` (English for a language without lists)."""
     try:
-        entries = load_list(language, "role_words")
+        entries = [e for name in ROLE_LISTS for e in load_list(language, name)]
     except ConfigError:
-        entries = load_list("en", "role_words")
+        entries = [e for name in ROLE_LISTS for e in load_list("en", name)]
     keys = frozenset(k for k in map(_key, entries) if k)
     return RoleWords(keys, max(map(len, keys), default=0))
 

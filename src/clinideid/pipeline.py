@@ -120,8 +120,9 @@ class Deidentifier:
         self._check_key()
 
     @classmethod
-    def for_language(cls, language: str, key: bytes | None = None) -> Deidentifier:
-        return cls(default_config(language), key)
+    def for_language(cls, language: str, key: bytes | None = None, pipeline: str = "default") -> Deidentifier:
+        """The packaged pipeline ``pipeline`` (``default`` or ``rules``) of ``language``."""
+        return cls(default_config(language, pipeline), key)
 
     @classmethod
     def from_file(cls, path: str | Path, key: bytes | None = None) -> Deidentifier:
@@ -326,7 +327,7 @@ def _clip(span: Span, lo: int, hi: int) -> list[Span]:
     return out
 
 
-_DETECTOR_OVERRIDES = ("operators", "models", "strategy", "rules")
+_DETECTOR_OVERRIDES = ("operators", "models", "strategy", "rules", "pipeline")
 
 
 def model_detectors(
@@ -369,7 +370,7 @@ class MultilingualDeidentifier:
             if language != cfg.language:
                 cfg = cfg.model_copy(update={"language": language})
         else:
-            cfg = default_config(language)
+            cfg = default_config(language, self.overrides.get("pipeline", "default"))
         if self.overrides:
             data = cfg.model_dump()
             data["operators"] = {**data["operators"], **self.overrides.get("operators", {})}

@@ -31,7 +31,7 @@ from clinideid.cli.deid_tables import (
     table_format,
 )
 from clinideid.cli.outcome import finish
-from clinideid.config import load_config
+from clinideid.config import PIPELINES, load_config
 from clinideid.errors import ConfigError, InputError
 from clinideid.ingest import IngestOptions
 from clinideid.pipeline import MultilingualDeidentifier
@@ -124,6 +124,12 @@ def deid(
     ),
     language: str = typer.Option("auto", "--language", "-l", help="auto, " + ", ".join(SUPPORTED)),
     config: Path | None = typer.Option(None, "--config", "-c", help="Pipeline config YAML."),
+    pipeline: str = typer.Option(
+        "default",
+        "--pipeline",
+        help="Packaged pipeline: default (rules and the shipped learned model) or rules (the rule packs "
+        "alone, no model).",
+    ),
     fmt: str | None = typer.Option(
         None, "--format", "-f", help="Input format: text, jsonl, or a corpus codec (brat, i2b2, ...)."
     ),
@@ -331,6 +337,12 @@ def deid(
         )
         check_table_args(args)
     overrides = config_overrides(operator, scope)
+    if pipeline != "default":
+        if pipeline not in PIPELINES:
+            raise ConfigError(f"--pipeline must be one of {', '.join(PIPELINES)}")
+        if config is not None:
+            raise ConfigError("--pipeline names a packaged pipeline: leave it out with --config")
+        overrides["pipeline"] = pipeline
     if model:
         if strategy not in ("model_first", "rules_first", "union"):
             raise ConfigError("--strategy must be model_first, rules_first or union")

@@ -64,7 +64,11 @@ def predict_side(gold_docs: list[Document], model: str | None, pipeline: str | N
     from clinideid.pipeline import Deidentifier
 
     assert pipeline is not None
-    cfg = load_config(pipeline) if pipeline.endswith((".yaml", ".yml")) else default_config(pipeline)
+    if pipeline.endswith((".yaml", ".yml")):
+        cfg = load_config(pipeline)
+    else:  # "es" (the default pipeline) or "es-rules"
+        language, _, name = pipeline.partition("-")
+        cfg = default_config(language, name or "default")
     deid = Deidentifier(cfg.model_copy(update={"operators": {"default": OperatorSpec(operator="tag")}}))
     out = []
     for doc in gold_docs:
@@ -95,7 +99,8 @@ def evaluate_command(
     pipeline: str | None = typer.Option(
         None,
         "--pipeline",
-        help="Score a pipeline's detectors on the gold texts: a language or a config YAML.",
+        help="Score a pipeline's detectors on the gold texts: a language (its default pipeline), a language and "
+        "a packaged pipeline (es-rules) or a config YAML.",
     ),
     fmt: str = typer.Option(..., "--format", "-f", help="Format of the gold (and of the system by default)."),
     system_format: str | None = typer.Option(None, "--system-format", help="Format of the system output."),

@@ -415,10 +415,22 @@ def _chunks(text: str, tokens: Sequence[Token]) -> list[tuple[str, str]]:
     return out
 
 
-def _base_features(tok: Token) -> tuple[str, list[str]]:
-    """The lower-cased word and flags of one token (shared by the token and its neighbours)."""
-    t = tok.text
-    lower = t.lower()
+#: per-word feature strings, shared by every document (words repeat: most tokens of a note are cache hits)
+_WORD_CACHE: dict[tuple[str, int, int], _WordFeatures] = {}
+_WORD_CACHE_MAX = 200_000
+
+
+@dataclass(frozen=True, slots=True)
+class _WordFeatures:
+    """What a token's own text decides: its lower-cased form, its own features, and the strings it gives its
+    neighbours (one list per relative position such as ``-1:``)."""
+
+    lower: str
+    own: tuple[str, ...]
+    as_neighbour: dict[str, tuple[str, ...]]
+
+
+def _flags(t: str) -> list[str]:
     flags: list[str] = [f"ss={short_shape(t)}"]
     if t.isalpha():
         if t.isupper():
@@ -429,7 +441,34 @@ def _base_features(tok: Token) -> tuple[str, list[str]]:
         flags.append(f"dlen={min(len(t), 12)}")
     else:
         flags.append("punct")
-    return lower, flags
+    return flags
+
+
+def _word_features(t: str, affixes: int, window: int) -> _WordFeatures:
+    key = (t, affixes, window)
+    found = _WORD_CACHE.get(key)
+    if found is not None:
+        return found
+    lower = t.lower()
+    flags = _flags(t)
+    own = ["bias", f"w={lower}", f"sh={word_shape(t)}", f"len={_len_bucket(len(t))}", *flags]
+    if t.isalpha():
+        folded = _strip_accents(lower)
+        if folded != lower:
+            own.append(f"wf={folded}")
+    for k in range(1, min(affixes, len(t)) + 1):
+        own.append(f"p{k}={lower[:k]}")
+        own.append(f"s{k}={lower[-k:]}")
+    neighbour = {}
+    for k in range(1, window + 1):
+        for sign in ("-", "+"):
+            p = f"{sign}{k}:"
+            neighbour[p] = (f"{p}w={lower}", *(p + x for x in flags))
+    made = _WordFeatures(lower, tuple(own), neighbour)
+    if len(_WORD_CACHE) >= _WORD_CACHE_MAX:
+        _WORD_CACHE.clear()
+    _WORD_CACHE[key] = made
+    return made
 
 
 def token_features(
@@ -443,46 +482,30 @@ def token_features(
     n = len(tokens)
     layout = _line_context(text, tokens, config.field_words)
     chunks = _chunks(text, tokens)
-    base = [_base_features(t) for t in tokens]
+    words = [_word_features(t.text, config.affixes, config.window) for t in tokens]
     gaz = gaz_marks or [[] for _ in range(n)]
     rules = rule_marks or [[] for _ in range(n)]
+    marks = [[*(f"g={m}" for m in g), *(f"r={m}" for m in r)] for g, r in zip(gaz, rules, strict=True)]
+    offsets = [(k, sign, f"{sign}{k}:") for k in range(1, config.window + 1) for sign in ("-", "+")]
     out: list[list[str]] = []
-    for i, tok in enumerate(tokens):
-        t = tok.text
-        lower, flags = base[i]
-        f = ["bias", f"w={lower}", f"sh={word_shape(t)}", f"len={_len_bucket(len(t))}", *flags]
-        if t.isalpha():
-            folded = _strip_accents(lower)
-            if folded != lower:
-                f.append(f"wf={folded}")
-        for k in range(1, min(config.affixes, len(t)) + 1):
-            f.append(f"p{k}={lower[:k]}")
-            f.append(f"s{k}={lower[-k:]}")
-        shape, pos = chunks[i]
-        f.append(f"cs={shape}")
-        f.append(f"cp={pos}")
-        f.extend(layout[i])
-        f.extend(f"g={m}" for m in gaz[i])
-        f.extend(f"r={m}" for m in rules[i])
-        for k in range(1, config.window + 1):
-            for sign, j in (("-", i - k), ("+", i + k)):
-                p = f"{sign}{k}:"
-                if j < 0:
-                    f.append(f"{p}BOS")
-                    continue
-                if j >= n:
-                    f.append(f"{p}EOS")
-                    continue
-                w, fl = base[j]
-                f.append(f"{p}w={w}")
-                f.extend(p + x for x in fl)
-                f.extend(f"{p}g={m}" for m in gaz[j])
-                f.extend(f"{p}r={m}" for m in rules[j])
+    for i in range(n):
+        word = words[i]
+        f = [*word.own, f"cs={chunks[i][0]}", f"cp={chunks[i][1]}", *layout[i], *marks[i]]
+        for k, sign, p in offsets:
+            j = i - k if sign == "-" else i + k
+            if j < 0:
+                f.append(f"{p}BOS")
+            elif j >= n:
+                f.append(f"{p}EOS")
+            else:
+                f.extend(words[j].as_neighbour[p])
+                if marks[j]:
+                    f.extend(p + m for m in marks[j])
                 if k == 1:
                     f.append(f"{p}cs={chunks[j][0]}")
         if i > 0:
-            f.append(f"-1|0={base[i - 1][0]}|{lower}")
+            f.append(f"-1|0={words[i - 1].lower}|{word.lower}")
         if i + 1 < n:
-            f.append(f"0|+1={lower}|{base[i + 1][0]}")
+            f.append(f"0|+1={word.lower}|{words[i + 1].lower}")
         out.append(f)
     return out

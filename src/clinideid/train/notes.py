@@ -32,7 +32,8 @@ LANGUAGES = ("en", "de", "it", "ru", "es", "fr")
 NOTES_CONFIG: dict[str, Any] = {
     "model": "crf",
     "multilingual": True,
-    "label_scheme": "BIOES",
+    # BIO: half the tags of BIOES, as accurate here, and the tagger's cost grows with the square of the tags
+    "label_scheme": "BIO",
     "unit": "line",
     "features": {
         "window": 2,
@@ -52,7 +53,9 @@ NOTES_CONFIG: dict[str, Any] = {
     "algorithm": "l2sgd",
     "c2": [0.1],
     "max_iterations": 15,
-    "min_freq": 1,
+    # features seen fewer than 3 times dropped: a model a fifth of the size, as accurate along the
+    # precision/recall curve (held-out notes)
+    "min_freq": 3,
 }
 #: share of the training documents also scored as "dev" in ``model.json``: the single grid point needs no
 #: choice, so every document trains and these scores are a training fit, not held-out figures (the held-out
