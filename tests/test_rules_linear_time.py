@@ -28,6 +28,7 @@ import regex
 from clinideid.detect.rules import RuleEngine, compile_pack, load_merged_pack
 from clinideid.detect.rules import propagate as propagation
 from clinideid.detect.rules.compiler import expand
+from clinideid.detect.rules.fieldtable import packaged_table
 from clinideid.detect.rules.schema import PropagateSpec
 
 LANGUAGES = ["en", "es", "fr", "de", "it", "ru"]
@@ -111,6 +112,12 @@ def derived_units(language: str) -> tuple[str, ...]:
         for rule, _src in ps.rules:
             if rule.kind == "field":
                 cues += [f"{rule.keys[0]}: ", f"{rule.keys[-1]}: Ab "]
+            elif rule.kind == "fields":
+                table = packaged_table(*(rule.tables or [language]))
+                for form in table.bare_forms[:: max(1, len(table.bare_forms) // 4)]:
+                    cues += [f"{form} ", f"{form} 1.2.1950 Ab "]
+                for key in list(table.labels)[:: max(1, len(table.labels) // 4)]:
+                    cues += [f"{key}: ", f"{key}: Ab, "]
             elif rule.kind == "context_name":
                 for cue in rule.cues[:2]:
                     cues += [f"{cue} ", f"{cue}: Ab "]

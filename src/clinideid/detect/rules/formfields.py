@@ -1,0 +1,987 @@
+"""The ``fields`` rule kind: the form fields of a field table (``fieldtable``), wherever they stand on a line.
+
+How a line is read:
+
+1. **Labels.** A table label followed by ``:`` or ``=`` (and maybe a number mark: "MRN #:", "Policy No.:")
+   is a label at the start of a line, after a separator (``|``, tab, ``;``, ``,``, a dash, two spaces,
+   an earlier finding), when written with a capital, or anywhere after another field of the same line.
+   A *bare* label ("DOB", "born", "admitted", "Geb.") needs no colon, but only counts when a value of
+   its kind's shape follows ("DOB 11 June 1949", "born 3/4/1950").
+2. **Values.** A label's value starts after its separator and ends at the next label of the line (of any
+   kind, PHI or not), at the line end, or at a ``|``, tab, ``;``, two spaces or a spaced dash; a comma
+   ends it too unless the kind allows one (an address "48, route d'Arlon"; a name "Smith, John").
+3. **Shapes.** The value is then read by its shape, which also checks it: a date must parse as a date
+   (``transform.dates.parse_date``), a phone number holds 6+ digits, an identifier 3+ letters or digits
+   with a digit, a name is made of name words (titles, kinship and role words are left out; in a note in
+   lower case or capitals, words must be known names or rare words), an address is split into street,
+   postcode, town, region and country. "unknown", "n/a", "keine" ... are never values.
+
+Labels are proposed as spans without a label: the engine masks them as known non-PHI, so a later pass
+cannot take "State" or "Ward" for a name. Each value span carries its group (and a date's role).
+Everything is linear in the text: labels are looked up from each ``:`` over a bounded window and found
+by one regex for bare labels, each value reads a bounded stretch, and lines are found by bisection.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import regex
+
+from clinideid.detect.rules.fieldtable import FieldTable, Group, label_key
+from clinideid.detect.rules.matchers import Matcher
+
+#: shapes that check a value well enough for a label without a colon
+STRICT_SHAPES = frozenset({"date", "phone", "id", "number", "age", "zip", "email", "token"})
+#: the longest stretch before a ':' read for a label, and the longest value region
+MAX_LABEL_CHARS = 48
+MAX_VALUE_CHARS = 200
+#: a word at least this frequent (Zipf) is a word of the language, not a name, in a lower-case line
+COMMON_ZIPF = 3.5
+#: a capitalised word at least this frequent is a word of the language unless the name lists know it
+TITLE_COMMON_ZIPF = 4.5
+#: a name of one word with no title before it must be a known name or rarer than this
+LONE_NAME_ZIPF = 3.0
+#: a function word ("for", "with", "и") ends a profession or a place in lower case
+FUNCTION_ZIPF = 5.6
+
+_COLON = regex.compile(r"[:=]")
+_WORD_START = regex.compile(r"(?<![\p{L}\p{N}\-/'’])\p{L}[\p{L}\p{M}.'’]*")
+_MASKED = regex.compile("[\ue000-\ue0ff]")
+_NEWLINE = regex.compile(r"\n")
+# where a value ends whatever its kind
+_HARD_END = regex.compile(r"[|\t;•·]|(?<!,)[ ]{2,}|[ ]+[–—][ ]+|[ ]*-{2,}|[ ]-[ ]|[ ]/[ ]")
+_SENTENCE_STOP = regex.compile(
+    r"(?:(?<=\d)|(?<=(?<!\p{L})\p{Ll}{4,40})|(?<=\p{L}{4}))\.(?=[ \t]{2}|[ \t]*$)|(?:(?<=\d)|(?<=(?<!\p{L})\p{Ll}{4,40}))\.(?=[ \t])"
+)
+_SENTENCE_END = regex.compile(r"\p{Ll}{3}[.!?][ ]+\p{L}")
+_COMMA_END = regex.compile(r"[,(\[]")
+_START_OK = regex.compile(r"[ \t\-*•·>]*(?:\d{1,2}[.)][ \t]*)?")
+_SEPARATOR_BEFORE = frozenset("|;,\t–—(/[•·")
+_BARE_TAIL = regex.compile(r"[ \t]*(?:(?:#|№|[Nn][oOrR]\.|[Nn][º°]\.?)[ \t]*)?")
+_COLON_AFTER = regex.compile(r"[ \t]*[:=]")
+_BARE_GAP = regex.compile(r"[ \t]*(?:[\-–][ \t]+)?")
+_WORD = regex.compile(r"\S+")
+_NAME_TOKEN = regex.compile(r"[^\s,;:()\[\]/|\"“”«»]+|[,;:()\[\]/|\"“”«»]")
+_NAME_WORD = regex.compile(r"\p{L}[\p{L}\p{M}'’\-]*\.?|\p{Lu}\.(?:\p{Lu}\.)*")
+_QUOTES = frozenset('"“”«»„')
+#: a nickname after a name: ' (goes by "Kay")', ' "Sonny"', " («Саша»)"
+_NICKNAME = regex.compile(r"[ \t]*\(?[\p{L} ]{0,20}?[\"“«„]([\p{L}][\p{L}\-' ]{1,30})[\"”»“]")
+#: an age right after a name in a list of people ("Jane Roe, 72, 0171 ...")
+_AGE_AFTER = regex.compile(
+    r",[ ]?(\d{1,3})(?:[ ]?(?:y|yo|yrs?|J\.?|a|anni|ans|años|лет))?(?=[ ]*(?:,|\)|$|[ ]{2}))"
+)
+_LETTER = regex.compile(r"\p{L}")
+_DIGIT = regex.compile(r"\d")
+_PHONE = regex.compile(
+    r"(?:\+|00)?[ ]?(?:\(\d{1,5}\)[ .\-/]?)?\d(?:\d|[ .\-/](?=\d)|[ ]?\((?=\d)|\)[ ]?(?=\d)){4,30}"
+    r"(?:[ ]?(?:x|ext\.?|poste|Durchwahl|DW|доб\.?)[ ]?\d{1,5})?(?!\d)"
+)
+_ID_TOKEN = regex.compile(r"[\p{L}\p{N}][\p{L}\p{N}\-/._:]*")
+_NUMBER_MARK = regex.compile(r"(?:#|№|[Nn][oOrR]\.?(?=[ \t]*\d)|[Nn][º°]\.?)[ \t]*")
+_POSTCODE = (
+    r"(?:[A-Z]{1,2}-)?\d{4,6}(?:-\d{4})?|\d{3}[ ]\d{2}|\d{2}-\d{3}"
+    r"|[A-Z]{1,2}\d[A-Z\d]?[ ]?\d[A-Z]{2}|[A-Z]\d[A-Z][ ]?\d[A-Z]\d|[A-Z]\d[\dW][ ]?[A-Z\d]{4}"
+)
+_ZIP = regex.compile(rf"(?:{_POSTCODE})(?![\p{{L}}\p{{N}}])")
+_ZIP_FIRST = regex.compile(rf"(?P<zip>{_POSTCODE})[ ]+(?P<rest>\p{{L}}.*)")
+_ZIP_LAST = regex.compile(rf"(?P<rest>.*?\p{{L}}.*?)[ ]+(?P<zip>{_POSTCODE})")
+_REGION_CODE = regex.compile(r"\p{Lu}{2,3}")
+_HOUSE_NUMBER = regex.compile(r"\d{1,5}[A-Za-z]?(?:[\-/]\d{1,4}[A-Za-z]?)?")
+_AGE = regex.compile(
+    r"\d{1,3}(?![\d:]|[/.,]\d)(?:[.,]5)?(?:(?:[Yy](?:rs?|\.?o\.?)?|[Jj]\.?|[Aa](?:\.|nni)?|[Mm]os?|лет|г\.?)(?![\p{L}]))?"
+)
+#: letters a scan reads for digits, in a value that must be a date or a number
+_OCR_DIGITS = str.maketrans("OoDQlIi|SZB", "00001111528")
+_OCR_DATE = regex.compile(r"[\dOoDQlIi|SZB]{1,4}[./\-][\dOoDQlIi|SZB]{1,2}[./\-][\dOoDQlIi|SZB]{2,4}")
+_OCR_PHONE = regex.compile(r"[+(]?[\dOoQlIiSZB][\dOoQlIiSZB ()./\-]{5,24}(?![\p{L}])")
+_DECIMAL = regex.compile(r"\d{1,3}[.,]\d{1,3}")
+#: words of departments and specialties ("Dermatology", "Kardiologie", "кардиолог"): never a name word
+_SPECIALTY = regex.compile(
+    r"(?i).{3,}(?:olog(?:y|ist|ie|ia|ía|ue|o|a|ische|isch|en|e)|iatr(?:y|ics|ie|ia|ía|ist)|ология|олог|иатр(?:ия)?)"
+)
+_EMAIL = regex.compile(r"[\p{L}\p{N}._%+\-]+@[\p{L}\p{N}\-]+(?:\.[\p{L}\p{N}\-]+)+")
+_TOKEN_TRIM = ".,;:)]}>\"'"
+
+
+@dataclass(slots=True)
+class _Hit:
+    start: int  # the label
+    end: int
+    value: int  # where its value starts
+    group: Group
+    colon: bool
+    line: int = 0
+    ok: bool = True
+
+
+def _first_word_key(form: str) -> str:
+    """The key under which ``_bare_matches`` finds a bare label: its first word, case-folded, no dots."""
+    word = _WORD_START.search(form)
+    return word.group().casefold().replace(".", "") if word else form.casefold()
+
+
+def _form_regex(form: str, case_sensitive: bool) -> str:
+    """A label as written in the table, as a regex: dots optional, spaces flexible, any case."""
+    out: list[str] = []
+    for part in regex.split(r"(\s+|\.)", form.strip()):
+        if not part:
+            continue
+        if part.isspace():
+            out.append(r"[ \t]*" if out and out[-1].startswith(r"(?:\.") else r"[ \t]+")
+        elif part == ".":
+            out.append(r"(?:\.[ \t]?)?")
+        elif case_sensitive:
+            out.append(regex.escape(part))
+        else:
+            first, rest = part[0], part[1:]
+            lo, up = first.lower(), first.upper()
+            head = (
+                f"[{regex.escape(lo)}{regex.escape(up)}]"
+                if lo != up and len(lo) == len(up) == 1
+                else regex.escape(first)
+            )
+            out.append(head + (f"(?i:{regex.escape(rest)})" if rest else ""))
+    return "".join(out)
+
+
+class FormFieldMatcher(Matcher):
+    """Finds the fields of one ``FieldTable``; see the module docstring."""
+
+    kind = "fields"
+
+    def __init__(
+        self,
+        table: FieldTable,
+        *,
+        language: str | None,
+        connectors: frozenset[str] = frozenset(),
+        **common: Any,
+    ) -> None:
+        super().__init__(**common)
+        self.table = table
+        self.language = (language or table.language or "en").split("-")[0].lower()
+        self.connectors = frozenset(c.casefold() for c in connectors) | table.connectors
+        self._label_words = table.label_words
+        self._exact_words = frozenset(e.rsplit(" ", 1)[-1] for e in table.exact)
+        forms = [(f, False) for f in table.bare_forms] + [(e, True) for e in table.exact]
+        forms.sort(key=lambda fc: -len(fc[0]))
+        self._bare = (
+            regex.compile(
+                r"(?<![\p{L}\p{N}])(?<![\p{L}\p{N}][\-/'’])(?:"
+                + "|".join(_form_regex(f, c) for f, c in forms)
+                + r")(?![\p{L}])"
+            )
+            if forms
+            else None
+        )
+        self._bare_firsts = frozenset(_first_word_key(f) for f, c in forms if not c)
+        self._exact_firsts = frozenset(f.split()[0] for f, c in forms if c)
+        self._word_keys: dict[str, str] = {}
+        #: single-word labels that end a name ("Thomas Whitaker Sex M", "Ann Lee DOB 3/4/1950")
+        self._name_stops = frozenset(
+            k
+            for k, g in table.labels.items()
+            if " " not in k and (g.kind is None or g.shape in ("date", "id"))
+        ) | frozenset(label_key(e) for e in table.exact)
+        self.propagate_labels = frozenset(g.kind for g in table.groups if g.propagate and g.kind)
+
+    # -- word knowledge of the language (loaded on first use) -------------------------------------------------
+    @cached_property
+    def _zipf(self) -> Mapping[str, float]:
+        from clinideid.resources import available_languages, word_zipf
+
+        return word_zipf(self.language) if self.language in available_languages() else {}
+
+    @cached_property
+    def _names(self) -> Any:
+        from clinideid.resources import available_languages, available_lists, load_gazetteer
+
+        if self.language not in available_languages():
+            return None
+        wanted = [
+            n
+            for n in ("first_names_female", "first_names_male", "surnames", "patronymics")
+            if n in available_lists(self.language)
+        ]
+        return load_gazetteer(self.language, wanted) if wanted else None
+
+    @cached_property
+    def _places(self) -> Any:
+        from clinideid.resources import available_languages, available_lists, load_gazetteer
+
+        if self.language not in available_languages():
+            return None
+        wanted = [n for n in ("countries", "states") if n in available_lists(self.language)]
+        return load_gazetteer(self.language, wanted) if wanted else None
+
+    def _zipf_of(self, word: str) -> float:
+        return self._zipf.get(word.casefold().strip(".'’"), 0.0)
+
+    def _in_name_lists(self, word: str) -> bool:
+        names = self._names
+        return names is not None and names.contains(word.strip(".'’"))
+
+    def _known_name(self, word: str) -> bool:
+        names = self._names
+        w = word.strip(".'’")
+        if names is not None and names.contains(w):
+            return True
+        return len(w) >= 3 and self._zipf_of(w) < COMMON_ZIPF
+
+    # -- labels ---------------------------------------------------------------------------------------------
+    def _lookup(self, sub: str) -> Group | None:
+        table = self.table
+        g = table.exact.get(sub)
+        if g is not None:
+            return g
+        key = label_key(sub)
+        g = table.labels.get(key)
+        if g is not None:
+            return g
+        if key.endswith("#"):
+            g = table.labels.get(key[:-1].rstrip())
+            if g is not None:
+                return g
+        head, _, last = key.rpartition(" ")
+        if head and last in table.number_marks:
+            return table.labels.get(head)
+        return None
+
+    def _colon_hit(self, text: str, colon: int, floor: int) -> _Hit | None:
+        lo = max(floor, colon - MAX_LABEL_CHARS)
+        window = text[lo:colon].rstrip(" \t")
+        if not window or not (window[-1].isalnum() or window[-1] in ".#)'’"):
+            return None
+        last = window.rsplit(None, 1)[-1]
+        last_key = label_key(last).rsplit(" ", 1)[-1]
+        if (
+            last_key not in self._label_words
+            and last_key.rstrip("#") not in self._label_words
+            and last_key not in self.table.number_marks
+            and last not in self._exact_words
+        ):
+            return None
+        n = len(window)
+        for p in range(n):
+            ch = window[p]
+            if not (ch.isalnum() or ch in "#№"):
+                continue
+            prev = window[p - 1] if p else (text[lo - 1] if lo > floor else " ")
+            if prev.isalnum() or (prev in "-/'’" and (p >= 2 and window[p - 2].isalnum())):
+                continue  # inside a word or a compound ("post-BD:")
+            g = self._lookup(window[p:])
+            if g is not None:
+                return _Hit(lo + p, lo + n, colon + 1, g, True)
+        return None
+
+    def _bare_matches(self, text: str) -> Iterator[Any]:
+        """Matches of the bare-label regex, tried only where a word that starts a bare label stands (one
+        cheap scan over the words instead of the whole alternation at every position)."""
+        firsts, exact_firsts, pattern = self._bare_firsts, self._exact_firsts, self._bare
+        keys = self._word_keys
+        next_free = 0
+        for w in _WORD_START.finditer(text):
+            start = w.start()
+            if start < next_free:
+                continue
+            word = w.group()
+            key = keys.get(word)
+            if key is None:
+                if len(keys) > 100_000:
+                    keys.clear()
+                key = keys[word] = word.casefold().replace(".", "")
+            if key not in firsts and word not in exact_firsts:
+                continue
+            m = pattern.match(text, start)
+            if m is not None:
+                next_free = m.end()
+                yield m
+
+    def _hits(self, text: str) -> list[_Hit]:
+        hits: list[_Hit] = []
+        floor = 0
+        for m in _COLON.finditer(text):
+            c = m.start()
+            nl = text.rfind("\n", floor, c)
+            start = max(floor, nl + 1)
+            h = self._colon_hit(text, c, start)
+            if h is not None:
+                hits.append(h)
+            floor = c + 1
+        if self._bare is not None:
+            for m in self._bare_matches(text):
+                form = m.group()
+                g = self.table.bare.get(label_key(form))
+                if g is None:
+                    g = self.table.exact.get(form)
+                    if g is None or g.shape not in STRICT_SHAPES:
+                        continue  # an exact label of a name needs its colon ("cc: ...", not "20 cc")
+                tail = _BARE_TAIL.match(text, m.end())
+                end = tail.end() if tail else m.end()
+                if _COLON_AFTER.match(text, end):
+                    continue  # a label with a colon: found above
+                gap = _BARE_GAP.match(text, end)
+                hits.append(_Hit(m.start(), end, gap.end() if gap else end, g, False))
+        hits.sort(key=lambda h: (h.start, -h.end, not h.colon))
+        kept: list[_Hit] = []
+        for h in hits:
+            if kept and h.start < kept[-1].end:
+                continue
+            kept.append(h)
+        return kept
+
+    def _position_ok(self, text: str, h: _Hit, line_start: int, line_has_field: bool) -> bool:
+        """Whether a label with a colon stands where a form puts labels (see the module docstring)."""
+        if line_has_field:
+            return True
+        if h.start - line_start <= 24 and _START_OK.fullmatch(text, line_start, h.start):
+            return True
+        before = text[max(line_start, h.start - 24) : h.start]
+        if before.endswith("  ") or before.endswith("\t"):
+            return True
+        stripped = before.rstrip(" ")
+        if stripped and (stripped[-1] in _SEPARATOR_BEFORE or _MASKED.match(stripped[-1]) is not None):
+            return True
+        if not text[h.start].isupper():
+            return False
+        # "x Patient: ..." is a field; "Drug Name: ..." is another label ending in a label word
+        words = stripped.split()
+        return not (
+            stripped == before.rstrip() and words and words[-1][:1].isupper() and words[-1][-1:].isalpha()
+        )
+
+    # -- the matcher ----------------------------------------------------------------------------------------
+    def candidates(self, masked: str) -> Iterator[tuple]:
+        hits = self._hits(masked)
+        if not hits:
+            return
+        newlines = [m.start() for m in _NEWLINE.finditer(masked)]
+        for h in hits:
+            h.line = bisect.bisect_left(newlines, h.start)
+        i = 0
+        n = len(hits)
+        while i < n:
+            j = i
+            while j < n and hits[j].line == hits[i].line:
+                j += 1
+            line = hits[i].line
+            line_start = newlines[line - 1] + 1 if line > 0 else 0
+            line_end = newlines[line] if line < len(newlines) else len(masked)
+            yield from self._line(masked, hits[i:j], line_start, line_end)
+            i = j
+
+    def _line(self, text: str, hits: list[_Hit], line_start: int, line_end: int) -> Iterator[tuple]:
+        caps_line = not any(ch.islower() for ch in text[line_start:line_end])
+        last_field: _Hit | None = None
+        for h in hits:
+            # after another field of the line, unless prose came between ("Plan: ... ask md re: npwt")
+            after_field = (
+                last_field is not None
+                and last_field.group.kind is not None
+                and h.start - last_field.value <= MAX_VALUE_CHARS
+                and _SENTENCE_END.search(text, last_field.value, h.start) is None
+            )
+            h.ok = self._position_ok(text, h, line_start, after_field) if h.colon else True
+            if h.ok and h.colon:
+                last_field = h
+        out: list[tuple] = []
+        next_start = line_end
+        for h in reversed(hits):
+            if not h.ok:
+                continue
+            end = min(next_start, h.value + MAX_VALUE_CHARS)
+            # the case of the value decides how names are read: in lower case or capitals, name words
+            # must be known names or rare words
+            lower = not any(ch.isupper() for ch in text[h.value : end])
+            values = self._values(text, h, end, (lower, caps_line)) if h.value < end else []
+            if not h.colon and not values:
+                continue
+            if values is None:
+                # a value the label's kind does not accept: leave the label to the later passes, whose
+                # cue rules may still read the value
+                next_start = h.start
+                continue
+            out.append((h.start, h.end, None))
+            detail = (h.group.id, h.group.role)
+            out.extend((s, e, label, detail) for s, e, label in values)
+            next_start = h.start
+        yield from out
+
+    # -- values ---------------------------------------------------------------------------------------------
+    def _values(
+        self, text: str, h: _Hit, end: int, case: tuple[bool, bool]
+    ) -> list[tuple[int, int, str]] | None:
+        """The value spans of the field ``h`` in ``[h.value, end)``: ``[]`` for no value ("unknown",
+        nothing, a value an earlier pass took), ``None`` for a value the kind does not accept. ``case``:
+        (the value in lower case, the line in capitals)."""
+        g = h.group
+        if g.kind is None:
+            return []
+        s = h.value
+        while s < end and text[s] in " \t":
+            s += 1
+        mask = _MASKED.search(text, s, end)
+        if mask is not None:
+            end = mask.start()
+        hard = _HARD_END.search(text, s, end)
+        if hard is not None:
+            end = hard.start()
+        while end > s and text[end - 1] in " \t":
+            end -= 1
+        if end <= s:
+            return []
+        first = _COMMA_END.search(text, s, end)
+        head = text[s : first.start() if first else end].strip(" \t.:")
+        if label_key(head) in self.table.null_values or label_key(text[s:end]) in self.table.null_values:
+            return []
+        shape = g.shape
+        if shape == "name" and (text[s].isdigit() or text[s] in "+("):
+            # a name field holding a number or a date ("Contact: 0171 ...", "Signed: 03/04/2024")
+            date = self._date_value(text, s, end)
+            if date is not None:
+                return [(date[0], date[1], "DATE")]
+            phone = self._phone_value(text, s, end)
+            return [(phone[0], phone[1], "PHONE")] if phone is not None else None
+        if shape == "name":
+            found = self._name_values(text, s, end, g, case, strict=not h.colon)
+        elif shape == "date":
+            found = self._date_value(text, s, end)
+        elif shape == "phone":
+            found = self._phone_value(text, s, end)
+        elif shape == "id":
+            found = self._id_value(text, s, end, strict=not h.colon)
+        elif shape == "number":
+            found = self._number_value(text, s, end, strict=not h.colon)
+        elif shape == "age":
+            found = self._regex_value(_AGE, text, s, end)
+        elif shape == "zip":
+            found = self._regex_value(_ZIP, text, s, end)
+        elif shape == "email":
+            found = self._regex_value(_EMAIL, text, s, end)
+        elif shape == "token":
+            found = self._token_value(text, s, end, g.kind)
+        elif shape in ("place", "address"):
+            return self._place_values(text, s, end, g) or None
+        elif g.kind in ("HOSPITAL", "ORGANIZATION"):
+            found = self._org_values(text, s, end, g)
+        else:
+            found = self._words_value(text, s, end, g)
+        if found is None:
+            if g.fallback is not None and h.colon and text[s].isupper():
+                # "Born: Leeds": a field whose value is of another kind than its label says
+                return (
+                    self._place_values(text, s, end, Group(g.id, g.fallback, None, "place", 5, False, False))
+                    or None
+                )
+            return None
+        if isinstance(found, list):
+            return found
+        return [(found[0], found[1], g.kind)]  # type: ignore[list-item]
+
+    def _not_value(self, value: str) -> bool:
+        key = label_key(value)
+        if not key or key in self.table.null_values:
+            return True
+        return any(key == nv or key.startswith(nv + " ") for nv in self.table.not_values)
+
+    def _regex_value(self, pattern: Any, text: str, s: int, end: int) -> tuple[int, int] | None:
+        m = pattern.match(text, s, end)
+        if m is None or m.end() == s:
+            return None
+        after = text[m.end() : m.end() + 1]
+        if after and (after.isalnum() and text[m.end() - 1].isalnum()):
+            return None
+        return m.start(), m.end()
+
+    def _date_value(self, text: str, s: int, end: int) -> tuple[int, int] | None:
+        from clinideid.transform.calendar_names import lookup_month, lookup_weekday
+        from clinideid.transform.dates import parse_date
+
+        words = [(m.start(), m.end()) for m in _WORD.finditer(text, s, min(end, s + 60))]
+        for k in range(min(len(words), 6), 0, -1):
+            a, b = s, words[k - 1][1]
+            while b > a and text[b - 1] in ",.;:)":
+                b -= 1
+            candidate = text[a:b]
+            if "(" in candidate or not _DIGIT.search(candidate):
+                continue
+            parts = candidate.split()
+            if not _DIGIT.search(parts[-1]) and lookup_month(parts[-1].strip(".,"), self.language) is None:
+                continue  # "3/4/1950 in": the date ends before the connector
+            first = parts[0].strip(".,")
+            if (
+                not first[:1].isdigit()
+                and not _OCR_DATE.fullmatch(candidate)
+                and (
+                    lookup_month(first, self.language) is None
+                    and lookup_weekday(first, self.language) is None
+                )
+            ):
+                return None  # "FEV1 2.41 L" is no date
+            if _DECIMAL.fullmatch(candidate):
+                continue  # "12.5", "2.41": a measurement
+            parsed = parse_date(candidate, self.language)
+            if parsed is None and _OCR_DATE.fullmatch(candidate) and sum(c.isdigit() for c in candidate) >= 3:
+                # a scan that read digits as letters ("O7/l2/2Ol5")
+                parsed = parse_date(candidate.translate(_OCR_DIGITS), self.language)
+            if parsed is not None and parsed.precision != "time":
+                return a, b
+        return None
+
+    def _phone_value(self, text: str, s: int, end: int) -> tuple[int, int] | None:
+        """A phone number at the start of the value (after at most a short word: "mob 0171 ..."), with
+        6 to 22 digits; a scan's letters for digits ("O7700 9OO 4l2") are read as digits."""
+        cut = _COMMA_END.search(text, s, end)
+        end = cut.start() if cut and cut.start() > s else end
+        seg = text[s:end]
+        found = self._phone_in(seg)
+        if found is None and _OCR_PHONE.match(seg):
+            found = self._phone_in(seg.translate(_OCR_DIGITS))  # same length: offsets still hold
+        return None if found is None else (s + found[0], s + found[1])
+
+    @staticmethod
+    def _phone_in(seg: str) -> tuple[int, int] | None:
+        m = _PHONE.search(seg)
+        if m is None or _DIGIT.search(seg, 0, m.start()):
+            return None
+        if m.start() > 16 or _LETTER.search(seg, m.start(), m.start() + 1):
+            return None
+        a, b = m.start(), m.end()
+        while seg[a] == " ":
+            a += 1
+        digits = sum(ch.isdigit() for ch in seg[a:b])
+        if digits < 6 or digits > 22:
+            return None
+        return a, b
+
+    def _id_value(self, text: str, s: int, end: int, *, strict: bool) -> tuple[int, int] | None:
+        cut = _COMMA_END.search(text, s, end)
+        end = cut.start() if cut and cut.start() > s else end
+        mark = _NUMBER_MARK.match(text, s, end)
+        if mark is not None:
+            s = mark.end()
+        toks: list[tuple[int, int]] = []
+        pos = s
+        while pos < end and len(toks) < 8:
+            m = _ID_TOKEN.match(text, pos, end)
+            if m is None:
+                break
+            tok = m.group().rstrip(".:")
+            if not (_DIGIT.search(tok) or (len(tok) <= 3 and tok.isupper())):
+                break
+            if toks and text[toks[-1][1] : m.start()] not in (" ", "-"):
+                break
+            toks.append((m.start(), m.start() + len(tok)))
+            pos = m.end()
+            if pos < end and text[pos] == " ":
+                pos += 1
+        while toks and not _DIGIT.search(text[toks[-1][0] : toks[-1][1]]):
+            toks.pop()
+        if not toks:
+            return None
+        a, b = toks[0][0], toks[-1][1]
+        value = text[a:b]
+        alnum = sum(ch.isalnum() for ch in value)
+        if alnum < (4 if strict else 3):
+            return None
+        return a, b
+
+    def _number_value(self, text: str, s: int, end: int, *, strict: bool) -> tuple[int, int] | None:
+        """A room, bed or bay: one token with a digit ("4117-2", "12B"), maybe after a short word in
+        capitals ("ED 4"). Without a colon the number must end its phrase ("bed 12.", not "bed 30 degrees")."""
+        m = _ID_TOKEN.match(text, s, end)
+        if m is None:
+            return None
+        a = m.start()
+        tok = m.group().rstrip(".:,")
+        if not _DIGIT.search(tok) and tok.isupper() and len(tok) <= 4 and text[m.end() : m.end() + 1] == " ":
+            m = _ID_TOKEN.match(text, m.end() + 1, end)
+            if m is None:
+                return None
+            tok = text[a : m.end()].rstrip(".:,")
+        if not _DIGIT.search(tok) or len(tok) > 12:
+            return None
+        b = a + len(tok)
+        if strict:
+            after = text[b : b + 3]
+            if after[:1] == "%" or (after[:1] == " " and after[1:2].isalnum() and not after[1:2].isupper()):
+                return None
+        return a, b
+
+    def _token_value(self, text: str, s: int, end: int, kind: str | None) -> tuple[int, int] | None:
+        m = _WORD.match(text, s, end)
+        if m is None:
+            return None
+        tok = m.group().rstrip(_TOKEN_TRIM)
+        if len(tok) < 2 or self._not_value(tok) or label_key(tok) in self.table.titles:
+            return None
+        if kind == "IPADDR" and not regex.fullmatch(r"[0-9A-Fa-f.:]+", tok):
+            return None
+        if kind == "URL" and "." not in tok and "/" not in tok:
+            return None
+        return m.start(), m.start() + len(tok)
+
+    # -- names ----------------------------------------------------------------------------------------------
+    def _name_values(
+        self, text: str, s: int, end: int, g: Group, case: tuple[bool, bool], *, strict: bool
+    ) -> list[tuple[int, int, str]] | None:
+        toks = [(m.start(), m.end()) for m in _NAME_TOKEN.finditer(text, s, end)]
+        lower_line, caps_line = case
+        out: list[tuple[int, int, str]] = []
+        i = 0
+        while i < len(toks):
+            start = i
+            i, span = self._one_name(text, toks, i, g, lower_line, caps_line, strict)
+            if out and span is not None:
+                # a later item of a list is a name and nothing else ("Oak Street Surgery", "RDCS"), with
+                # a title or of two words at least
+                ends_item = i >= len(toks) or text[toks[i][0] : toks[i][1]] in ",;/&"
+                titled = label_key(text[toks[start][0] : toks[start][1]]) in self.table.titles
+                if not ends_item or not (titled or len(text[span[0] : span[1]].split()) >= 2):
+                    break
+            if span is not None:
+                out.append((span[0], span[1], g.kind))  # type: ignore[arg-type]
+                out.extend(self._after_name(text, span[1], end, g))
+            if not g.many or span is None:
+                break
+            # another name after ',', ';', '/', 'and', '&'
+            while i < len(toks) and (
+                text[toks[i][0] : toks[i][1]] in ",;/&"
+                or text[toks[i][0] : toks[i][1]].casefold() in ("and", "und", "e", "et", "y", "и")
+            ):
+                i += 1
+        return out or None
+
+    def _after_name(self, text: str, b: int, end: int, g: Group) -> list[tuple[int, int, str]]:
+        """A nickname or an age right after a name."""
+        m = _NICKNAME.match(text, b, min(end + 2, b + 60))
+        if m is not None:
+            return [(m.start(1), m.end(1), g.kind or "PATIENT")]
+        m = _AGE_AFTER.match(text, b, end)
+        if m is not None and int(m.group(1)) <= 120:
+            return [(m.start(1), m.end(1), "AGE")]
+        return []
+
+    def _name_word(self, word: str, lower_line: bool, caps_line: bool, strict: bool = False) -> bool:
+        if _NAME_WORD.fullmatch(word) is None:
+            return False
+        key = label_key(word)
+        if (
+            key in self._name_stops
+            or key in self.table.credentials
+            or key in self.table.titles
+            or key in self.table.skip_words
+            or _SPECIALTY.fullmatch(word) is not None
+        ):
+            return False
+        letters = word.rstrip(".")
+        if not letters[0].isupper() and not letters[0].islower():
+            return True  # a script without case (Chinese, Arabic, ...)
+        if len(letters) == 1:
+            return letters.isupper()
+        if lower_line or caps_line:
+            if strict:
+                return self._names is not None and self._names.contains(letters)
+            return self._known_name(letters)
+        if not letters[0].isupper():
+            return False
+        # a capitalised word of the language ("Re: Follow up", "Thomas Whitaker Presented With ...")
+        return self._in_name_lists(letters) or self._zipf_of(letters) < TITLE_COMMON_ZIPF
+
+    def _one_name(
+        self,
+        text: str,
+        toks: list[tuple[int, int]],
+        i: int,
+        g: Group,
+        lower_line: bool,
+        caps_line: bool,
+        strict: bool,
+    ) -> tuple[int, tuple[int, int] | None]:
+        table = self.table
+        n = len(toks)
+        titled = False
+        while i < n:
+            key = label_key(text[toks[i][0] : toks[i][1]])
+            if key in table.titles or key in table.skip_words:
+                titled = titled or key in table.titles
+                i += 1
+                continue
+            break
+        words: list[tuple[int, int]] = []
+        pending: list[tuple[int, int]] = []  # connectors waiting for the next name word
+        while i < n and len(words) < g.max_words:
+            a, b = toks[i]
+            w = text[a:b]
+            if w == "," and len(words) == 1 and not pending:
+                j, after = i + 1, []
+                while j < n and len(after) < 3:
+                    wa = text[toks[j][0] : toks[j][1]]
+                    if not self._name_word(wa, lower_line, caps_line, strict):
+                        break
+                    after.append(toks[j])
+                    j += 1
+                rest_ok = j == n or text[toks[j][0] : toks[j][1]] in "(;/,"
+                if after and rest_ok:
+                    words.extend(after)
+                    i = j
+                break
+            if w.casefold() in self.connectors and words:
+                pending.append((a, b))
+                i += 1
+                continue
+            if w in _QUOTES and words:
+                pending.append((a, b))  # 'Delroy "Bigga" McFarlane'
+                i += 1
+                continue
+            if not self._name_word(w, lower_line, caps_line, strict):
+                break
+            words.extend(pending)
+            pending = []
+            words.append((a, b))
+            i += 1
+        if not words:
+            return i + 1, None
+        a, b = words[0][0], words[-1][1]
+        if (
+            b > a
+            and text[b - 1] == "."
+            and not (b - a >= 2 and text[b - 2].isupper() and (b - a == 2 or not text[b - 3].isalpha()))
+        ):
+            b -= 1
+        value = text[a:b]
+        if not any(len(text[x:y].rstrip(".")) >= 2 for x, y in words) or self._not_value(value):
+            return i, None
+        if label_key(value) in table.labels:
+            return i, None
+        if len(words) == 1 and not titled:
+            lone = value.rstrip(".")
+            if not self._in_name_lists(lone) and (
+                self._zipf_of(lone) >= LONE_NAME_ZIPF or (lone.isupper() and not caps_line)
+            ):
+                return i, None  # "Re: Referral", "Ordering provider: SICU attending"
+        return i, (a, b)
+
+    # -- words and places -----------------------------------------------------------------------------------
+    def _cut_sentence(self, text: str, s: int, end: int) -> int:
+        """Where a sentence ends in ``[s, end)``: a '.' after a digit or a word of 4+ letters (not "St."),
+        before a space or the end."""
+        m = _SENTENCE_STOP.search(text, s, end)
+        return m.start() if m is not None else end
+
+    def _cut_prose(self, text: str, a: int, b: int) -> int:
+        """The end of ``[a, b)`` before the first lower-case function word after the first word."""
+        for k, m in enumerate(_WORD.finditer(text, a, b)):
+            w = m.group()
+            if k and w.islower() and w not in self.connectors and self._zipf_of(w) >= FUNCTION_ZIPF:
+                end = m.start()
+                while end > a and text[end - 1] in " \t,":
+                    end -= 1
+                return end
+        return b
+
+    def _org_values(self, text: str, s: int, end: int, g: Group) -> list[tuple[int, int, str]] | None:
+        """An organisation or a hospital, then maybe its town after a comma ("Avalon General Hospital,
+        St. John's, NL"); a company form after a comma stays in the name ("Acme Plumbing, Inc.")."""
+        end = self._cut_sentence(text, s, end)
+        found = self._words_value(text, s, end, g)
+        if found is None:
+            return None
+        a, b = found
+        out: list[tuple[int, int, str]] = [(a, b, g.kind or "ORGANIZATION")]
+        pos = b
+        have_city = False
+        while pos < end and text[pos] == ",":
+            m = regex.compile(r",[ ]?([^,()\[\]]{1,60})").match(text, pos, end)
+            if m is None:
+                break
+            pa, pb = m.start(1), m.end(1)
+            while pb > pa and text[pb - 1] in " \t.":
+                pb -= 1
+            if label_key(text[pa:pb]) in self.table.company_forms:
+                out[0] = (out[0][0], pb + (1 if text[pb : pb + 1] == "." else 0), out[0][2])
+                pos = m.end()
+                continue
+            if text[pa : pa + 1].islower():
+                break
+            classified = self._classify_part(text, pa, pb, have_city)
+            if not classified or classified[-1][1] < pb:
+                break
+            out.extend(classified)
+            have_city = have_city or any(lbl == "CITY" for _, _, lbl in classified)
+            pos = m.end()
+        return out
+
+    def _words_value(self, text: str, s: int, end: int, g: Group) -> tuple[int, int] | None:
+        cut = _COMMA_END.search(text, s, end)
+        end = cut.start() if cut and cut.start() > s else end
+        end = self._cut_sentence(text, s, end)
+        toks = [(m.start(), m.end()) for m in _WORD.finditer(text, s, end)]
+        while toks and label_key(text[toks[0][0] : toks[0][1]]) in self.table.skip_words:
+            toks.pop(0)
+        if not toks:
+            return None
+        lower = not any(ch.isupper() for ch in text[s:end])
+        if g.kind == "PROFESSION" or lower:
+            for k in range(1, len(toks)):
+                w = text[toks[k][0] : toks[k][1]]
+                if w.islower() and w.casefold() not in self.connectors and self._zipf_of(w) >= FUNCTION_ZIPF:
+                    toks = toks[:k]
+                    break
+        elif not (text[toks[0][0]].isupper() or text[toks[0][0]].isdigit()):
+            return None
+        if len(toks) > g.max_words:
+            return None
+        a, b = toks[0][0], toks[-1][1]
+        while b > a and text[b - 1] in _TOKEN_TRIM:
+            b -= 1
+        value = text[a:b]
+        if not _LETTER.search(value) or self._not_value(value):
+            return None
+        if len(toks) == 1 and value.isupper() and len(value) <= 5 and g.kind in ("HOSPITAL", "ORGANIZATION"):
+            return None  # "MICU", "OPD": a unit or a kind of place, not its name
+        if g.kind != "LOCATION_OTHER" and sum(ch.isdigit() for ch in value) > len(value) // 2:
+            return None
+        return a, b
+
+    def _place_part(self, text: str, a: int, b: int, lower: bool) -> tuple[int, int] | None:
+        """The place words at the start of ``[a, b)`` ("Leeds on 3/4" -> "Leeds")."""
+        toks = [(m.start(), m.end()) for m in _WORD.finditer(text, a, b)]
+        kept: list[tuple[int, int]] = []
+        pending: list[tuple[int, int]] = []
+        for x, y in toks:
+            w = text[x:y].rstrip(_TOKEN_TRIM)
+            if not w:
+                break
+            if kept and w.casefold() in self.connectors:
+                pending.append((x, y))
+                continue
+            if _DIGIT.search(w):
+                break
+            if lower:
+                if self._zipf_of(w) >= FUNCTION_ZIPF:
+                    break
+            elif not w[0].isupper():
+                break
+            kept.extend(pending)
+            pending = []
+            kept.append((x, x + len(w)))
+            if len(kept) > 5:
+                return None
+        if not kept:
+            return None
+        return kept[0][0], kept[-1][1]
+
+    def _classify_part(self, text: str, a: int, b: int, have_city: bool) -> list[tuple[int, int, str]] | None:
+        part = text[a:b]
+        if _ZIP.fullmatch(part):
+            return [(a, b, "ZIP")]
+        m = _ZIP_FIRST.fullmatch(part)
+        if m is not None:
+            rest = self._place_part(text, a + m.start("rest"), b, False)
+            out = [(a + m.start("zip"), a + m.end("zip"), "ZIP")]
+            if rest is not None:
+                out.append((rest[0], rest[1], "CITY"))
+            return out
+        m = _ZIP_LAST.fullmatch(part)
+        if m is not None:
+            head = self._classify_words(text, a + m.start("rest"), a + m.end("rest"), have_city)
+            return [*(head or []), (a + m.start("zip"), a + m.end("zip"), "ZIP")]
+        return self._classify_words(text, a, b, have_city)
+
+    def _classify_words(
+        self, text: str, a: int, b: int, have_city: bool
+    ) -> list[tuple[int, int, str]] | None:
+        part = text[a:b]
+        if _DIGIT.search(part):
+            return None
+        words = part.split()
+        if not words or len(words) > 5:
+            return None
+        places = self._places
+        found = places.lookup(part) if places is not None else None
+        if found is None and label_key(part) in self.table.countries:
+            found = "countries"
+        if found == "countries":
+            return [(a, b, "COUNTRY")]
+        if found == "states" or (_REGION_CODE.fullmatch(part) and have_city):
+            return [(a, b, "STATE")]
+        if len(words) >= 2 and _REGION_CODE.fullmatch(words[-1]) and not have_city:
+            cut = a + part.rindex(words[-1])
+            city = self._place_part(text, a, cut, False)
+            out = [(city[0], city[1], "CITY")] if city else []
+            return [*out, (cut, b, "STATE")]
+        span = self._place_part(text, a, b, not any(ch.isupper() for ch in part))
+        if span is None:
+            return None
+        return [(span[0], span[1], "STATE" if have_city else "CITY")]
+
+    def _place_values(self, text: str, s: int, end: int, g: Group) -> list[tuple[int, int, str]]:
+        """An address or a place: comma-separated parts, the first of the group's kind, then postcode,
+        town, region and country parts recognised by their shape and the word lists."""
+        end = self._cut_sentence(text, s, end)
+        parts: list[tuple[int, int]] = []
+        for m in regex.finditer(r"[^,()\[\]]+", text[s:end]):
+            a, b = s + m.start(), s + m.end()
+            while a < b and text[a] in " \t":
+                a += 1
+            while b > a and text[b - 1] in " \t.":
+                b -= 1
+            if b > a:
+                parts.append((a, b))
+        if not parts:
+            return []
+        out: list[tuple[int, int, str]] = []
+        k = 0
+        a, b = parts[0]
+        if g.shape == "address":
+            if _HOUSE_NUMBER.fullmatch(text[a:b]) and len(parts) > 1:
+                b = parts[1][1]  # "48, route d'Arlon"
+                k = 1
+            b = self._cut_prose(text, a, b)
+            if b < parts[k][1]:
+                parts = parts[: k + 1]  # prose after the street ("45 kingfisher rd with wife")
+            first = text[a:b]
+            if not _LETTER.search(first) or len(first.split()) > g.max_words or self._not_value(first):
+                return []
+            if _ZIP_FIRST.fullmatch(first) or _ZIP.fullmatch(first):
+                classified = self._classify_part(text, a, b, False) or []
+                out.extend(classified)
+            else:
+                out.append((a, b, "STREET"))
+        else:
+            lower = not any(ch.isupper() for ch in text[a:b])
+            if _ZIP_FIRST.fullmatch(text[a:b]) or _ZIP_LAST.fullmatch(text[a:b]):
+                out.extend(self._classify_part(text, a, b, False) or [])
+            else:
+                span = self._place_part(text, a, b, lower)
+                if span is None or self._not_value(text[span[0] : span[1]]):
+                    return []
+                out.append((span[0], span[1], g.kind or "CITY"))
+                if span[1] < b:
+                    return out  # the part went on with something else: stop there
+        have_city = any(lbl == "CITY" for _, _, lbl in out)
+        for a, b in parts[k + 1 :]:
+            if self._not_value(text[a:b]):
+                break
+            part = text[a:b]
+            if (
+                out
+                and out[-1][2] == "STREET"
+                and _DIGIT.search(part)
+                and len(part.split()) <= 4
+                and not (_ZIP.fullmatch(part) or _ZIP_FIRST.fullmatch(part) or _ZIP_LAST.fullmatch(part))
+            ):
+                out[-1] = (out[-1][0], b, "STREET")  # "..., Apt 2C", "..., 3rd floor"
+                continue
+            classified = self._classify_part(text, a, b, have_city)
+            if not classified:
+                break
+            out.extend(classified)
+            have_city = have_city or any(lbl == "CITY" for _, _, lbl in classified)
+        return out
