@@ -694,6 +694,7 @@ DE_REPORT_PHI: Expected = [
     ("Yilmaz, Ayse", "PATIENT"),
     ("23.11.1987", "DATE"),
     ("4711-0815", "MEDICALRECORD"),
+    ("AOK", "ORGANIZATION"),  # a health insurer is an organisation; only national bodies are not PHI
     (KVNR_2, "HEALTHPLAN"),
     ("35", "AGE"),
     ("Thomas Huber", "DOCTOR"),

@@ -431,7 +431,9 @@ class _Compiler:
                 table = build_table(refs, src.folder)
         except ConfigError as exc:
             raise ConfigError(f"{where}: {exc}") from None
-        return FormFieldMatcher(table, language=self.language, connectors=self.connectors, **common)
+        return FormFieldMatcher(
+            table, language=self.language, connectors=self.connectors, allowlist=self.allow, **common
+        )
 
     def context_name(self, rule: ContextNameRule, src: RuleSource, common: dict[str, Any], where: str):
         defs = self.merged.definitions

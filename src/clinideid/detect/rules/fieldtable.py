@@ -99,6 +99,8 @@ class FieldGroup(_Strict):
     max_words: int | None = Field(None, ge=1, le=20)
     #: several names in one value ("cc: Dr A Lee, Dr B Roe")
     many: bool = False
+    #: a name here needs a title or a word the name lists know (a letter's subject line is often a topic)
+    require_known: bool = False
     #: the kind of a value that does not have the group's shape ("Born: Leeds" is a place of birth)
     fallback: Literal["CITY", "COUNTRY", "HOSPITAL", "ORGANIZATION", "LOCATION_OTHER"] | None = None
     #: search the names found here in the rest of the document (default: true for names)
@@ -120,6 +122,16 @@ class FieldTableFile(_Strict):
     language: str | None = None
     description: str | None = None
     include: list[str] = Field(default_factory=list)
+    #: a capitalised word is a name word when the name lists know it or it is rarer than this (Zipf); in a
+    #: language that capitalises its nouns (German) keep it low
+    name_zipf: float = Field(4.5, ge=0, le=8)
+    #: a capitalised word after name words goes on with the name unless it is at least this frequent
+    name_goes_on_zipf: float = Field(6.0, ge=0, le=8)
+    #: a name of one word, with no title before it, must be a known name or rarer than this (0: known only)
+    lone_name_zipf: float = Field(3.0, ge=0, le=8)
+    #: a place or organisation value made only of words at least this frequent is generic ("Notaufnahme",
+    #: "Emergency Department"), not a name (0: no such check)
+    generic_zipf: float = Field(0, ge=0, le=8)
     #: stripped from the start of a name value ("Dr", "Mrs", "Herr", "Sig.ra")
     titles: list[str] = Field(default_factory=list)
     #: stripped from the start of a name or word value: kinship and role words, "retired", "former"
@@ -138,6 +150,10 @@ class FieldTableFile(_Strict):
     countries: list[str] = Field(default_factory=list)
     #: legal forms that end a company name after a comma ("Inc.", "GmbH", "S.p.A.", "ООО")
     company_forms: list[str] = Field(default_factory=list)
+    #: prepositions, conjunctions, articles, pronouns, auxiliaries: prose, not a profession or a place
+    function_words: list[str] = Field(default_factory=list)
+    #: words that bring another name of the same person after a name ("aka", "née", "geb.", "dit")
+    alias_words: list[str] = Field(default_factory=list)
     fields: list[FieldGroup] = Field(default_factory=list)
 
 
@@ -173,6 +189,7 @@ class Group:
     many: bool
     propagate: bool
     fallback: str | None = None
+    require_known: bool = False
 
 
 @dataclass(frozen=True)
@@ -199,6 +216,14 @@ class FieldTable:
     number_marks: frozenset[str]
     countries: frozenset[str]
     company_forms: frozenset[str]
+    function_words: frozenset[str]
+    alias_words: tuple[str, ...]
+    #: label keys without their spaces ("visitno", "fallnr"): labels a scan or a typist glued together
+    glued: dict[str, Group]
+    name_zipf: float = 4.5
+    name_goes_on_zipf: float = 6.0
+    lone_name_zipf: float = 3.0
+    generic_zipf: float = 0.0
 
     @property
     def label_words(self) -> frozenset[str]:
@@ -238,6 +263,7 @@ def _group(spec: FieldGroup, where: str) -> Group:
         many=spec.many,
         propagate=bool(propagate) and kind is not None,
         fallback=spec.fallback,
+        require_known=spec.require_known,
     )
 
 
@@ -320,11 +346,17 @@ def build_table(refs: list[str], base: Path | None = None) -> FieldTable:
             "number_marks",
             "countries",
             "company_forms",
+            "function_words",
+            "alias_words",
         )
     }
     language = None
+    zipf = {"name_zipf": 4.5, "name_goes_on_zipf": 6.0, "lone_name_zipf": 3.0, "generic_zipf": 0.0}
     for spec, origin in files:
         language = spec.language or language
+        for k in zipf:
+            if k in spec.model_fields_set:
+                zipf[k] = getattr(spec, k)
         for g in spec.fields:
             groups.pop(g.id, None)
             groups[g.id] = (g, origin)
@@ -368,6 +400,10 @@ def build_table(refs: list[str], base: Path | None = None) -> FieldTable:
         number_marks=frozenset(label_key(w) for w in words["number_marks"]),
         countries=frozenset(label_key(w) for w in words["countries"]),
         company_forms=frozenset(label_key(w) for w in words["company_forms"]),
+        function_words=frozenset(w.casefold() for w in words["function_words"]),
+        alias_words=tuple(sorted(words["alias_words"])),
+        glued={k.replace(" ", ""): g for k, g in labels.items() if " " in k},
+        **zipf,
     )
 
 

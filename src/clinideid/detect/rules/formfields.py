@@ -42,19 +42,17 @@ MAX_LABEL_CHARS = 48
 MAX_VALUE_CHARS = 200
 #: a word at least this frequent (Zipf) is a word of the language, not a name, in a lower-case line
 COMMON_ZIPF = 3.5
-#: a capitalised word at least this frequent is a word of the language unless the name lists know it
-TITLE_COMMON_ZIPF = 4.5
-#: a name of one word with no title before it must be a known name or rarer than this
-LONE_NAME_ZIPF = 3.0
+#: a word of the language at least this frequent right before a label makes another label ("Drug Name:")
+COMPOUND_LABEL_ZIPF = 3.0
 #: a function word ("for", "with", "и") ends a profession or a place in lower case
-FUNCTION_ZIPF = 5.6
+FUNCTION_ZIPF = 5.0
 
 _COLON = regex.compile(r"[:=]")
 _WORD_START = regex.compile(r"(?<![\p{L}\p{N}\-/'’])\p{L}[\p{L}\p{M}.'’]*")
 _MASKED = regex.compile("[\ue000-\ue0ff]")
 _NEWLINE = regex.compile(r"\n")
 # where a value ends whatever its kind
-_HARD_END = regex.compile(r"[|\t;•·]|(?<!,)[ ]{2,}|[ ]+[–—][ ]+|[ ]*-{2,}|[ ]-[ ]|[ ]/[ ]")
+_HARD_END = regex.compile(r"[|\t;•·]|(?<!,)[ ]{2,}|[ ]*-{2,}|[ ]+[–—][ ]+")
 _SENTENCE_STOP = regex.compile(
     r"(?:(?<=\d)|(?<=(?<!\p{L})\p{Ll}{4,40})|(?<=\p{L}{4}))\.(?=[ \t]{2}|[ \t]*$)|(?:(?<=\d)|(?<=(?<!\p{L})\p{Ll}{4,40}))\.(?=[ \t])"
 )
@@ -68,12 +66,19 @@ _BARE_GAP = regex.compile(r"[ \t]*(?:[\-–][ \t]+)?")
 _WORD = regex.compile(r"\S+")
 _NAME_TOKEN = regex.compile(r"[^\s,;:()\[\]/|\"“”«»]+|[,;:()\[\]/|\"“”«»]")
 _NAME_WORD = regex.compile(r"\p{L}[\p{L}\p{M}'’\-]*\.?|\p{Lu}\.(?:\p{Lu}\.)*")
+_ROMAN = regex.compile(r"[IVX]{1,4}")
+_GLUED_WORD = regex.compile(r"(?<=\d)\.\p{L}{2,}$")
+_PAREN_ID = regex.compile(r"[ \t]*\((?=[\p{L}\p{N}\-/]*\d)([\p{L}\p{N}][\p{L}\p{N}\-/]{3,30})\)")
+_PAREN_NAME = regex.compile(r"[ \t]*\(([\p{L}][\p{L}\p{M}'’\-., ]{1,50})\)")
+_NAME_SUFFIX = regex.compile(r"(?:Jr|Sr|Jun|Sen|II|III|IV)\.?")
 _QUOTES = frozenset('"“”«»„')
 #: a nickname after a name: ' (goes by "Kay")', ' "Sonny"', " («Саша»)"
 _NICKNAME = regex.compile(r"[ \t]*\(?[\p{L} ]{0,20}?[\"“«„]([\p{L}][\p{L}\-' ]{1,30})[\"”»“]")
 #: an age right after a name in a list of people ("Jane Roe, 72, 0171 ...")
 _AGE_AFTER = regex.compile(
-    r",[ ]?(\d{1,3})(?:[ ]?(?:y|yo|yrs?|J\.?|a|anni|ans|años|лет))?(?=[ ]*(?:,|\)|$|[ ]{2}))"
+    r"(?:,[ ]?|[ ]?\()(\d{1,3})(?:[ ]?(?:y|yo|yrs?|J\.?|a|anni|ans|años|лет))?(?=[ ]*(?:,|\)|$|[ ]{2}))"
+    r"|[ ](\d{1,3})(?=(?:[ ]?(?:y/o|yo|yrs?|y|J\.?|a|anni|ans|años|лет|г\.?))?[ ]?[MFmfWwЖжМм](?![\p{L}])"
+    r"|[ ]?(?:y/o|yo|yrs?|J\.|anni|ans|años|лет)(?![\p{L}]))"
 )
 _LETTER = regex.compile(r"\p{L}")
 _DIGIT = regex.compile(r"\d")
@@ -91,12 +96,15 @@ _ZIP = regex.compile(rf"(?:{_POSTCODE})(?![\p{{L}}\p{{N}}])")
 _ZIP_FIRST = regex.compile(rf"(?P<zip>{_POSTCODE})[ ]+(?P<rest>\p{{L}}.*)")
 _ZIP_LAST = regex.compile(rf"(?P<rest>.*?\p{{L}}.*?)[ ]+(?P<zip>{_POSTCODE})")
 _REGION_CODE = regex.compile(r"\p{Lu}{2,3}")
+_HOUSE_NUMBER_AFTER = regex.compile(r"\p{L}{3,}\.?[ ]\d{1,4}[a-zA-Z]?$")
+_HOUSE_NUMBER_BEFORE = regex.compile(r"\d{1,4}[a-zA-Z]?,?[ ]\p{L}{3,}")
 _HOUSE_NUMBER = regex.compile(r"\d{1,5}[A-Za-z]?(?:[\-/]\d{1,4}[A-Za-z]?)?")
 _AGE = regex.compile(
     r"\d{1,3}(?![\d:]|[/.,]\d)(?:[.,]5)?(?:(?:[Yy](?:rs?|\.?o\.?)?|[Jj]\.?|[Aa](?:\.|nni)?|[Mm]os?|лет|г\.?)(?![\p{L}]))?"
 )
 #: letters a scan reads for digits, in a value that must be a date or a number
 _OCR_DIGITS = str.maketrans("OoDQlIi|SZB", "00001111528")
+_OCR_TOKEN = regex.compile(r"(?<![\p{L}])(?=[\dOoDQlIi|SZB]*\d)[\dOoDQlIi|SZB]+(?![\p{L}])")
 _OCR_DATE = regex.compile(r"[\dOoDQlIi|SZB]{1,4}[./\-][\dOoDQlIi|SZB]{1,2}[./\-][\dOoDQlIi|SZB]{2,4}")
 _OCR_PHONE = regex.compile(r"[+(]?[\dOoQlIiSZB][\dOoQlIiSZB ()./\-]{5,24}(?![\p{L}])")
 _DECIMAL = regex.compile(r"\d{1,3}[.,]\d{1,3}")
@@ -160,10 +168,13 @@ class FormFieldMatcher(Matcher):
         *,
         language: str | None,
         connectors: frozenset[str] = frozenset(),
+        allowlist: Any = None,
         **common: Any,
     ) -> None:
         super().__init__(**common)
         self.table = table
+        #: the pack's allow-list (eponyms, drugs, clinical words): never a name word unless a known name
+        self.allowlist = allowlist
         self.language = (language or table.language or "en").split("-")[0].lower()
         self.connectors = frozenset(c.casefold() for c in connectors) | table.connectors
         self._label_words = table.label_words
@@ -182,6 +193,16 @@ class FormFieldMatcher(Matcher):
         self._bare_firsts = frozenset(_first_word_key(f) for f, c in forms if not c)
         self._exact_firsts = frozenset(f.split()[0] for f, c in forms if c)
         self._word_keys: dict[str, str] = {}
+        aliases = sorted(table.alias_words, key=len, reverse=True)
+        self._alias = (
+            regex.compile(
+                r"[ \t]*,?[ \t]*\(?[ \t]*(?:"
+                + "|".join(_form_regex(a, False) for a in aliases)
+                + r")[ \t]*[:.]?[ \t]*"
+            )
+            if aliases
+            else None
+        )
         #: single-word labels that end a name ("Thomas Whitaker Sex M", "Ann Lee DOB 3/4/1950")
         self._name_stops = frozenset(
             k
@@ -211,13 +232,67 @@ class FormFieldMatcher(Matcher):
         return load_gazetteer(self.language, wanted) if wanted else None
 
     @cached_property
+    def _first_names(self) -> Any:
+        from clinideid.resources import available_languages, available_lists, load_gazetteer
+
+        if self.language not in available_languages():
+            return None
+        wanted = [
+            n for n in ("first_names_female", "first_names_male") if n in available_lists(self.language)
+        ]
+        return load_gazetteer(self.language, wanted) if wanted else None
+
+    @cached_property
     def _places(self) -> Any:
         from clinideid.resources import available_languages, available_lists, load_gazetteer
 
         if self.language not in available_languages():
             return None
-        wanted = [n for n in ("countries", "states") if n in available_lists(self.language)]
+        wanted = [n for n in ("countries", "states", "cities") if n in available_lists(self.language)]
         return load_gazetteer(self.language, wanted) if wanted else None
+
+    @cached_property
+    def _known_places(self) -> Any:
+        """Every place and organisation the word lists know (towns, hospitals, companies...)."""
+        from clinideid.resources import available_languages, available_lists, load_gazetteer
+
+        if self.language not in available_languages():
+            return None
+        names = ("countries", "states", "cities", "hospitals", "organizations")
+        wanted = [n for n in names if n in available_lists(self.language)]
+        return load_gazetteer(self.language, wanted) if wanted else None
+
+    def _generic(self, value: str) -> bool:
+        """Whether ``value`` is made of common words only ("Notaufnahme", "Innere Medizin", "Emergency
+        Department"): a kind of place, not the name of one. Words with digits, acronyms and places or
+        organisations of the word lists are names."""
+        limit = self.table.generic_zipf
+        if limit <= 0:
+            return False
+        known = self._known_places
+        if known is not None and known.lookup(value) is not None:
+            return False
+        words = [w.strip(".,'’()") for w in value.split()]
+        content = [
+            w for w in words if w and w.casefold() not in self.connectors and not self._function_word(w)
+        ]
+        if not content:
+            return True
+        for w in content:
+            if _ROMAN.fullmatch(w):
+                continue  # "Innere Medizin II"
+            if not w.isalpha() or (w.isupper() and len(w) >= 2):
+                return False
+            if self._zipf_of(w) < limit and not _SPECIALTY.fullmatch(w):
+                return False
+        return True
+
+    def _function_word(self, word: str) -> bool:
+        """A function word of the table's language ("for", "with", "im", "и"): it ends a profession, a
+        place or a street; without such a list, a short frequent word."""
+        if self.table.function_words:
+            return word.casefold() in self.table.function_words
+        return len(word) <= 5 and self._zipf_of(word) >= FUNCTION_ZIPF
 
     def _zipf_of(self, word: str) -> float:
         return self._zipf.get(word.casefold().strip(".'’"), 0.0)
@@ -240,7 +315,7 @@ class FormFieldMatcher(Matcher):
         if g is not None:
             return g
         key = label_key(sub)
-        g = table.labels.get(key)
+        g = table.labels.get(key) or table.glued.get(key.replace(" ", ""))
         if g is not None:
             return g
         if key.endswith("#"):
@@ -250,6 +325,11 @@ class FormFieldMatcher(Matcher):
         head, _, last = key.rpartition(" ")
         if head and last in table.number_marks:
             return table.labels.get(head)
+        if "/" in sub:
+            # "Father/Guardian", "Tel/Fax": a label the table has, then another word for the same thing
+            first = label_key(sub.split("/", 1)[0])
+            if first and " " not in first.strip():
+                return table.labels.get(first)
         return None
 
     def _colon_hit(self, text: str, colon: int, floor: int) -> _Hit | None:
@@ -262,6 +342,7 @@ class FormFieldMatcher(Matcher):
         if (
             last_key not in self._label_words
             and last_key.rstrip("#") not in self._label_words
+            and last_key not in self.table.glued
             and last_key not in self.table.number_marks
             and last not in self._exact_words
         ):
@@ -349,11 +430,13 @@ class FormFieldMatcher(Matcher):
             return True
         if not text[h.start].isupper():
             return False
-        # "x Patient: ..." is a field; "Drug Name: ..." is another label ending in a label word
+        # "x Patient: ..." is a field; "Drug Name: ..." is another label that ends in a label word (a word of
+        # the language before it), "...Radio1ogy Name: ..." a scan that lost a line break
         words = stripped.split()
-        return not (
-            stripped == before.rstrip() and words and words[-1][:1].isupper() and words[-1][-1:].isalpha()
-        )
+        if not words or stripped != before.rstrip() or not words[-1][:1].isupper():
+            return True
+        prev = words[-1].strip(".,;:()")
+        return not (prev.isalpha() and self._zipf_of(prev) >= COMPOUND_LABEL_ZIPF)
 
     # -- the matcher ----------------------------------------------------------------------------------------
     def candidates(self, masked: str) -> Iterator[tuple]:
@@ -467,8 +550,14 @@ class FormFieldMatcher(Matcher):
             found = self._token_value(text, s, end, g.kind)
         elif shape in ("place", "address"):
             return self._place_values(text, s, end, g) or None
+        elif g.kind in ("HOSPITAL", "ORGANIZATION") and self._starts_with_title(text, s, end):
+            # "Zuweisung: Dr. med. Olena Lebid, HNO-Praxis": a person where a place was expected
+            doctor = Group(g.id, "DOCTOR", None, "name", 5, False, True)
+            found = self._name_values(text, s, end, doctor, case, strict=False)
         elif g.kind in ("HOSPITAL", "ORGANIZATION"):
             found = self._org_values(text, s, end, g)
+        elif g.kind == "PROFESSION":
+            found = self._profession_values(text, s, end, g)
         else:
             found = self._words_value(text, s, end, g)
         if found is None:
@@ -482,6 +571,10 @@ class FormFieldMatcher(Matcher):
         if isinstance(found, list):
             return found
         return [(found[0], found[1], g.kind)]  # type: ignore[list-item]
+
+    def _starts_with_title(self, text: str, s: int, end: int) -> bool:
+        m = _WORD.match(text, s, end)
+        return m is not None and label_key(m.group()) in self.table.titles and m.group()[:1].isupper()
 
     def _not_value(self, value: str) -> bool:
         key = label_key(value)
@@ -503,6 +596,9 @@ class FormFieldMatcher(Matcher):
         from clinideid.transform.dates import parse_date
 
         words = [(m.start(), m.end()) for m in _WORD.finditer(text, s, min(end, s + 60))]
+        if len(words) > 1 and lookup_weekday(text[words[0][0] : words[0][1]].strip(".,"), self.language):
+            words = words[1:]  # "Montag, 12.03.2024": the weekday stays outside the date
+            s = words[0][0]
         for k in range(min(len(words), 6), 0, -1):
             a, b = s, words[k - 1][1]
             while b > a and text[b - 1] in ",.;:)":
@@ -526,11 +622,14 @@ class FormFieldMatcher(Matcher):
             if _DECIMAL.fullmatch(candidate):
                 continue  # "12.5", "2.41": a measurement
             parsed = parse_date(candidate, self.language)
-            if parsed is None and _OCR_DATE.fullmatch(candidate) and sum(c.isdigit() for c in candidate) >= 3:
-                # a scan that read digits as letters ("O7/l2/2Ol5")
-                parsed = parse_date(candidate.translate(_OCR_DIGITS), self.language)
-            if parsed is not None and parsed.precision != "time":
-                return a, b
+            if parsed is None and sum(c.isdigit() for c in candidate) >= 3:
+                # a scan that read digits as letters ("O7/l2/2Ol5", "16 Feb 196l"): read the tokens that
+                # hold a digit as digits
+                fixed = _OCR_TOKEN.sub(lambda t: t.group().translate(_OCR_DIGITS), candidate)
+                if fixed != candidate:
+                    parsed = parse_date(fixed, self.language)
+            if parsed is not None and parsed.precision != "time" and not parsed.has_time:
+                return a, b  # a clock time after the date is not part of it
         return None
 
     def _phone_value(self, text: str, s: int, end: int) -> tuple[int, int] | None:
@@ -571,7 +670,7 @@ class FormFieldMatcher(Matcher):
             m = _ID_TOKEN.match(text, pos, end)
             if m is None:
                 break
-            tok = m.group().rstrip(".:")
+            tok = _GLUED_WORD.sub("", m.group()).rstrip(".:")  # "P0781486.RTW": a new sentence glued on
             if not (_DIGIT.search(tok) or (len(tok) <= 3 and tok.isupper())):
                 break
             if toks and text[toks[-1][1] : m.start()] not in (" ", "-"):
@@ -657,15 +756,95 @@ class FormFieldMatcher(Matcher):
                 i += 1
         return out or None
 
+    def _name_goes_on(self, w: str, lower_line: bool, caps_line: bool) -> bool:
+        """A capitalised word after name words that is still part of the name: a suffix ("Jr."), or a word
+        that is not a frequent word of the language ("Thi Mai Nguyen", "Sabine Will")."""
+        if _NAME_SUFFIX.fullmatch(w):
+            return True
+        if lower_line or caps_line or not w[:1].isupper() or _NAME_WORD.fullmatch(w) is None:
+            return False
+        key = label_key(w)
+        if key in self.table.labels or key in self.table.skip_words or key in self.table.credentials:
+            return False
+        if key in self.table.titles or _SPECIALTY.fullmatch(w) is not None:
+            return False
+        return self._zipf_of(w) < self.table.name_goes_on_zipf
+
+    def _given_name_word(self, w: str, caps_line: bool) -> bool:
+        """A word after "Surname," that may be a given name: capitalised (or in capitals), not a label,
+        title, kinship or clinical word, and not among the most frequent words."""
+        if not w[:1].isupper() or _NAME_WORD.fullmatch(w) is None:
+            return False
+        key = label_key(w)
+        if key in self.table.labels or key in self.table.skip_words or key in self.table.titles:
+            return False
+        if _SPECIALTY.fullmatch(w) is not None:
+            return False
+        return self._zipf_of(w) < self.table.name_goes_on_zipf
+
+    def _surname_part(self, text: str, words: list[tuple[int, int]]) -> bool:
+        """Whether the name words so far may be the surname of a "Surname, Given" name: one word (beside
+        connectors: "Van Houten"), or up to three in capitals ("DELA CRUZ-WEBER")."""
+        real = [text[x:y] for x, y in words if text[x:y].casefold() not in self.connectors]
+        return len(real) == 1 or (1 <= len(real) <= 3 and all(w.isupper() for w in real))
+
+    def _surname_after(
+        self, text: str, words: list[tuple[int, int]], w: str, lower_line: bool, caps_line: bool
+    ) -> bool:
+        """A capitalised word right after a known first name that starts the name is its surname ("Olga
+        Penner"), unless it is a function word or a label."""
+        if not words or lower_line or caps_line or not w[:1].isupper() or _NAME_WORD.fullmatch(w) is None:
+            return False
+        if label_key(w) in self._name_stops or label_key(w) in self.table.skip_words:
+            return False
+        if len(words) != 1:
+            return False
+        first = self._first_names
+        prev = text[words[0][0] : words[0][1]].strip(".'’")
+        return first is not None and first.contains(prev) and self._zipf_of(w) < FUNCTION_ZIPF
+
     def _after_name(self, text: str, b: int, end: int, g: Group) -> list[tuple[int, int, str]]:
-        """A nickname or an age right after a name."""
+        """A nickname, another name or an age right after a name: ' (goes by "Kay")', ' aka Janet Roe',
+        ' (née Smith)', ' (NGUYEN, Van Bao)', ', 72', ' 45F'."""
+        kind = g.kind or "PATIENT"
         m = _NICKNAME.match(text, b, min(end + 2, b + 60))
         if m is not None:
-            return [(m.start(1), m.end(1), g.kind or "PATIENT")]
+            return [(m.start(1), m.end(1), kind)]
         m = _AGE_AFTER.match(text, b, end)
-        if m is not None and int(m.group(1)) <= 120:
-            return [(m.start(1), m.end(1), "AGE")]
+        if m is not None:
+            k = 1 if m.group(1) else 2  # "Jane Roe, 72", "Jane Roe 45F"
+            if int(m.group(k)) <= 120:
+                return [(m.start(k), m.end(k), "AGE")]
+        alias = self._alias.match(text, b, end) if self._alias is not None else None
+        if alias is not None:
+            span = self._name_run(text, alias.end(), min(end, alias.end() + 60))
+            if span is not None:
+                return [(span[0], span[1], kind)]
+        m = _PAREN_NAME.match(text, b, min(end + 1, b + 60))
+        if m is not None:
+            inner = m.group(1)
+            words = regex.split(r"[ ,]+", inner.strip())
+            lower = not any(ch.isupper() for ch in inner)
+            caps = not any(ch.islower() for ch in inner)
+            if 1 <= len(words) <= 4 and all(
+                w.casefold() in self.connectors or self._name_word(w, lower, caps) for w in words if w
+            ):
+                return [(m.start(1), m.end(1), kind)]  # "Nguyễn Văn Bảo (NGUYEN, Van Bao)"
         return []
+
+    def _name_run(self, text: str, s: int, end: int) -> tuple[int, int] | None:
+        """The capitalised name words at ``s`` (at most four), e.g. after "aka" or "née"."""
+        words: list[tuple[int, int]] = []
+        for m in _NAME_TOKEN.finditer(text, s, end):
+            w = m.group()
+            if words and w.casefold() in self.connectors:
+                continue
+            if not w[:1].isupper() or not self._given_name_word(w, False):
+                break
+            words.append(m.span())
+            if len(words) == 4:
+                break
+        return (words[0][0], words[-1][1]) if words else None
 
     def _name_word(self, word: str, lower_line: bool, caps_line: bool, strict: bool = False) -> bool:
         if _NAME_WORD.fullmatch(word) is None:
@@ -683,7 +862,13 @@ class FormFieldMatcher(Matcher):
         if not letters[0].isupper() and not letters[0].islower():
             return True  # a script without case (Chinese, Arabic, ...)
         if len(letters) == 1:
-            return letters.isupper()
+            return letters.isupper() or lower_line
+        if (
+            self.allowlist is not None
+            and self.allowlist.contains(letters)
+            and not self._in_name_lists(letters)
+        ):
+            return False
         if lower_line or caps_line:
             if strict:
                 return self._names is not None and self._names.contains(letters)
@@ -691,7 +876,7 @@ class FormFieldMatcher(Matcher):
         if not letters[0].isupper():
             return False
         # a capitalised word of the language ("Re: Follow up", "Thomas Whitaker Presented With ...")
-        return self._in_name_lists(letters) or self._zipf_of(letters) < TITLE_COMMON_ZIPF
+        return self._in_name_lists(letters) or self._zipf_of(letters) < self.table.name_zipf
 
     def _one_name(
         self,
@@ -718,11 +903,21 @@ class FormFieldMatcher(Matcher):
         while i < n and len(words) < g.max_words:
             a, b = toks[i]
             w = text[a:b]
-            if w == "," and len(words) == 1 and not pending:
+            if w == "," and not pending and self._surname_part(text, words):
                 j, after = i + 1, []
                 while j < n and len(after) < 3:
                     wa = text[toks[j][0] : toks[j][1]]
-                    if not self._name_word(wa, lower_line, caps_line, strict):
+                    # given names after "SURNAME," ("NGUYEN, HONG THI", "XIONG, PA NHIA")
+                    nxt = text[toks[j + 1][0] : toks[j + 1][1]] if j + 1 < n else ""
+                    given = self._name_word(wa, lower_line, caps_line, strict) or (
+                        not strict
+                        and self._given_name_word(wa, caps_line)
+                        and (
+                            label_key(wa) not in self.table.credentials
+                            or _NAME_WORD.fullmatch(nxt) is not None
+                        )
+                    )
+                    if not given:
                         break
                     after.append(toks[j])
                     j += 1
@@ -739,7 +934,11 @@ class FormFieldMatcher(Matcher):
                 pending.append((a, b))  # 'Delroy "Bigga" McFarlane'
                 i += 1
                 continue
-            if not self._name_word(w, lower_line, caps_line, strict):
+            if not (
+                self._name_word(w, lower_line, caps_line, strict)
+                or self._surname_after(text, words, w, lower_line, caps_line)
+                or (words and self._name_goes_on(w, lower_line, caps_line))
+            ):
                 break
             words.extend(pending)
             pending = []
@@ -759,10 +958,12 @@ class FormFieldMatcher(Matcher):
             return i, None
         if label_key(value) in table.labels:
             return i, None
+        if g.require_known and not titled and not any(self._in_name_lists(text[x:y]) for x, y in words):
+            return i, None  # "Betreff: Verlegungsbericht Intensivstation"
         if len(words) == 1 and not titled:
             lone = value.rstrip(".")
             if not self._in_name_lists(lone) and (
-                self._zipf_of(lone) >= LONE_NAME_ZIPF or (lone.isupper() and not caps_line)
+                self._zipf_of(lone) >= self.table.lone_name_zipf or (lone.isupper() and not caps_line)
             ):
                 return i, None  # "Re: Referral", "Ordering provider: SICU attending"
         return i, (a, b)
@@ -778,7 +979,7 @@ class FormFieldMatcher(Matcher):
         """The end of ``[a, b)`` before the first lower-case function word after the first word."""
         for k, m in enumerate(_WORD.finditer(text, a, b)):
             w = m.group()
-            if k and w.islower() and w not in self.connectors and self._zipf_of(w) >= FUNCTION_ZIPF:
+            if k and w.islower() and w not in self.connectors and self._function_word(w):
                 end = m.start()
                 while end > a and text[end - 1] in " \t,":
                     end -= 1
@@ -794,6 +995,9 @@ class FormFieldMatcher(Matcher):
             return None
         a, b = found
         out: list[tuple[int, int, str]] = [(a, b, g.kind or "ORGANIZATION")]
+        ident = _PAREN_ID.match(text, b, end)
+        if ident is not None and sum(ch.isalnum() for ch in ident.group(1)) >= 5:
+            out.append((ident.start(1), ident.end(1), "IDNUM"))  # "Krankenkasse: X (K270417574)"
         pos = b
         have_city = False
         while pos < end and text[pos] == ",":
@@ -809,12 +1013,42 @@ class FormFieldMatcher(Matcher):
                 continue
             if text[pa : pa + 1].islower():
                 break
-            classified = self._classify_part(text, pa, pb, have_city)
+            classified = self._classify_part(text, pa, pb, have_city, known_only=True)
             if not classified or classified[-1][1] < pb:
-                break
+                # a capitalised part the lists do not know: the name goes on ("Acme Corp, Harbour
+                # Division"), or it names the town ("Kestrel Logistics Ltd, Ballycoolin")
+                part = text[pa:pb]
+                if (
+                    len(part.split()) > 4
+                    or _DIGIT.search(part)
+                    or self._generic(part)
+                    or any(label_key(w) in self.table.labels for w in part.split())
+                    or not all(w[:1].isupper() or w.casefold() in self.connectors for w in part.split())
+                ):
+                    break
+                kind = "CITY" if len(part.split()) == 1 and not out[1:] else out[-1][2]
+                out.append((pa, pb, kind))
+                pos = m.end()
+                continue
             out.extend(classified)
             have_city = have_city or any(lbl == "CITY" for _, _, lbl in classified)
             pos = m.end()
+        return out
+
+    def _profession_values(self, text: str, s: int, end: int, g: Group) -> list[tuple[int, int, str]] | None:
+        """A profession, then maybe where it is exercised after a comma ("nurse, Lakeshore Care Home")."""
+        found = self._words_value(text, s, end, g)
+        if found is None:
+            return None
+        out = [(found[0], found[1], "PROFESSION")]
+        m = regex.compile(r",[ ]?(\p{Lu}[^,;()\[\]]{1,60})").match(text, found[1], end)
+        if m is not None:
+            org = Group(g.id, "ORGANIZATION", None, "words", 6, False, False)
+            tail = self._words_value(text, m.start(1), m.end(1), org)
+            if tail is not None and all(
+                w[:1].isupper() or w.casefold() in self.connectors for w in text[tail[0] : tail[1]].split()
+            ):
+                out.append((tail[0], tail[1], "ORGANIZATION"))
         return out
 
     def _words_value(self, text: str, s: int, end: int, g: Group) -> tuple[int, int] | None:
@@ -830,7 +1064,10 @@ class FormFieldMatcher(Matcher):
         if g.kind == "PROFESSION" or lower:
             for k in range(1, len(toks)):
                 w = text[toks[k][0] : toks[k][1]]
-                if w.islower() and w.casefold() not in self.connectors and self._zipf_of(w) >= FUNCTION_ZIPF:
+                # "Bank of ..." but "Koch im ...", and "Etui- und Kassettenerzeugerin"
+                keep = g.kind != "PROFESSION" and w.casefold() in self.connectors
+                keep = keep or text[toks[k - 1][1] - 1] == "-"
+                if w.islower() and not keep and self._function_word(w):
                     toks = toks[:k]
                     break
         elif not (text[toks[0][0]].isupper() or text[toks[0][0]].isdigit()):
@@ -843,8 +1080,14 @@ class FormFieldMatcher(Matcher):
         value = text[a:b]
         if not _LETTER.search(value) or self._not_value(value):
             return None
-        if len(toks) == 1 and value.isupper() and len(value) <= 5 and g.kind in ("HOSPITAL", "ORGANIZATION"):
-            return None  # "MICU", "OPD": a unit or a kind of place, not its name
+        if (
+            g.kind == "HOSPITAL"
+            and len(toks) == 1
+            and ((value.isupper() and len(value) <= 5) or _SPECIALTY.fullmatch(value) is not None)
+        ):
+            return None  # "MICU", "OPD", "Pneumologie": a unit or a specialty, not the name of a place
+        if g.kind in ("HOSPITAL", "ORGANIZATION", "LOCATION_OTHER") and self._generic(value):
+            return None
         if g.kind != "LOCATION_OTHER" and sum(ch.isdigit() for ch in value) > len(value) // 2:
             return None
         return a, b
@@ -864,7 +1107,7 @@ class FormFieldMatcher(Matcher):
             if _DIGIT.search(w):
                 break
             if lower:
-                if self._zipf_of(w) >= FUNCTION_ZIPF:
+                if self._function_word(w):
                     break
             elif not w[0].isupper():
                 break
@@ -873,11 +1116,17 @@ class FormFieldMatcher(Matcher):
             kept.append((x, x + len(w)))
             if len(kept) > 5:
                 return None
+            if text[x + len(w) : y].startswith(".") and len(w) >= 5:
+                break  # "Graz, Steiermark. Die Mutter ...": the sentence ends here
         if not kept:
             return None
         return kept[0][0], kept[-1][1]
 
-    def _classify_part(self, text: str, a: int, b: int, have_city: bool) -> list[tuple[int, int, str]] | None:
+    def _classify_part(
+        self, text: str, a: int, b: int, have_city: bool, known_only: bool = False
+    ) -> list[tuple[int, int, str]] | None:
+        """A part of an address or after a place: postcode, town, region, country. ``known_only``: words
+        must be a place the word lists know (or a region code after a town)."""
         part = text[a:b]
         if _ZIP.fullmatch(part):
             return [(a, b, "ZIP")]
@@ -890,15 +1139,15 @@ class FormFieldMatcher(Matcher):
             return out
         m = _ZIP_LAST.fullmatch(part)
         if m is not None:
-            head = self._classify_words(text, a + m.start("rest"), a + m.end("rest"), have_city)
+            head = self._classify_words(text, a + m.start("rest"), a + m.end("rest"), have_city, known_only)
             return [*(head or []), (a + m.start("zip"), a + m.end("zip"), "ZIP")]
-        return self._classify_words(text, a, b, have_city)
+        return self._classify_words(text, a, b, have_city, known_only)
 
     def _classify_words(
-        self, text: str, a: int, b: int, have_city: bool
+        self, text: str, a: int, b: int, have_city: bool, known_only: bool = False
     ) -> list[tuple[int, int, str]] | None:
         part = text[a:b]
-        if _DIGIT.search(part):
+        if _DIGIT.search(part) or not (part[:1].isupper() or not any(ch.isupper() for ch in text[a:b])):
             return None
         words = part.split()
         if not words or len(words) > 5:
@@ -911,6 +1160,10 @@ class FormFieldMatcher(Matcher):
             return [(a, b, "COUNTRY")]
         if found == "states" or (_REGION_CODE.fullmatch(part) and have_city):
             return [(a, b, "STATE")]
+        if found == "cities":
+            return [(a, b, "CITY")]
+        if known_only:
+            return None
         if len(words) >= 2 and _REGION_CODE.fullmatch(words[-1]) and not have_city:
             cut = a + part.rindex(words[-1])
             city = self._place_part(text, a, cut, False)
@@ -926,6 +1179,7 @@ class FormFieldMatcher(Matcher):
         town, region and country parts recognised by their shape and the word lists."""
         end = self._cut_sentence(text, s, end)
         parts: list[tuple[int, int]] = []
+        in_paren: set[int] = set()  # parts written in parentheses: only known places ("Solothurn (WG)")
         for m in regex.finditer(r"[^,()\[\]]+", text[s:end]):
             a, b = s + m.start(), s + m.end()
             while a < b and text[a] in " \t":
@@ -933,6 +1187,8 @@ class FormFieldMatcher(Matcher):
             while b > a and text[b - 1] in " \t.":
                 b -= 1
             if b > a:
+                if m.start() > 0 and text[s + m.start() - 1] in "([":
+                    in_paren.add(len(parts))
                 parts.append((a, b))
         if not parts:
             return []
@@ -949,24 +1205,36 @@ class FormFieldMatcher(Matcher):
             first = text[a:b]
             if not _LETTER.search(first) or len(first.split()) > g.max_words or self._not_value(first):
                 return []
-            if _ZIP_FIRST.fullmatch(first) or _ZIP.fullmatch(first):
-                classified = self._classify_part(text, a, b, False) or []
-                out.extend(classified)
+            if _ZIP.fullmatch(first):
+                out.append((a, b, "ZIP"))
             else:
-                out.append((a, b, "STREET"))
+                out.append((a, b, "STREET"))  # "3318 Coast Meridian Rd" starts like "80331 München"
         else:
             lower = not any(ch.isupper() for ch in text[a:b])
-            if _ZIP_FIRST.fullmatch(text[a:b]) or _ZIP_LAST.fullmatch(text[a:b]):
+            first = text[a:b]
+            if _ZIP_FIRST.fullmatch(first) or _ZIP_LAST.fullmatch(first):
                 out.extend(self._classify_part(text, a, b, False) or [])
+            elif _HOUSE_NUMBER_AFTER.search(first) or _HOUSE_NUMBER_BEFORE.match(first):
+                # "Wohnort: Lindengasse 7, 8010 Graz": an address where a town was expected
+                return self._place_values(
+                    text, s, end, Group(g.id, "STREET", None, "address", 10, False, False)
+                )
             else:
                 span = self._place_part(text, a, b, lower)
-                if span is None or self._not_value(text[span[0] : span[1]]):
+                if (
+                    span is None
+                    or self._not_value(text[span[0] : span[1]])
+                    or self._generic(text[span[0] : span[1]])
+                ):
                     return []
-                out.append((span[0], span[1], g.kind or "CITY"))
+                known = self._places.lookup(text[span[0] : span[1]]) if self._places is not None else None
+                kind = {"countries": "COUNTRY", "states": "STATE"}.get(known or "", g.kind or "CITY")
+                out.append((span[0], span[1], kind))
                 if span[1] < b:
                     return out  # the part went on with something else: stop there
         have_city = any(lbl == "CITY" for _, _, lbl in out)
-        for a, b in parts[k + 1 :]:
+        for i in range(k + 1, len(parts)):
+            a, b = parts[i]
             if self._not_value(text[a:b]):
                 break
             part = text[a:b]
@@ -979,7 +1247,8 @@ class FormFieldMatcher(Matcher):
             ):
                 out[-1] = (out[-1][0], b, "STREET")  # "..., Apt 2C", "..., 3rd floor"
                 continue
-            classified = self._classify_part(text, a, b, have_city)
+            known_only = g.shape != "address" or i in in_paren
+            classified = self._classify_part(text, a, b, have_city, known_only)
             if not classified:
                 break
             out.extend(classified)
