@@ -78,6 +78,11 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class ThenSpec(_Strict):
+    words: list[str] = Field(min_length=1)
+    group: str
+
+
 class FieldGroup(_Strict):
     """Labels whose value is one kind of PHI (or ``none``)."""
 
@@ -101,6 +106,9 @@ class FieldGroup(_Strict):
     many: bool = False
     #: a name here needs a title or a word the name lists know (a letter's subject line is often a topic)
     require_known: bool = False
+    #: a second value brought by a word right after this one: ``{words: [il], group: birth_date}`` reads
+    #: "nato a Pavia il 3/4/1950" as a birth place, then a birth date
+    then: list[ThenSpec] = Field(default_factory=list)
     #: the kind of a value that does not have the group's shape ("Born: Leeds" is a place of birth)
     fallback: Literal["CITY", "COUNTRY", "HOSPITAL", "ORGANIZATION", "LOCATION_OTHER"] | None = None
     #: search the names found here in the rest of the document (default: true for names)
@@ -146,6 +154,8 @@ class FieldTableFile(_Strict):
     connectors: list[str] = Field(default_factory=list)
     #: a word before a ':' that means "number" ("No", "Nr", "#"): "Policy No:" is the label "Policy"
     number_marks: list[str] = Field(default_factory=list)
+    #: addresses write the postcode before the town ("80331 München", "20121 Milano"), not a house number
+    postcode_first: bool = False
     #: short or other names of countries the packaged country list may lack ("UK", "USA", "BRD")
     countries: list[str] = Field(default_factory=list)
     #: legal forms that end a company name after a comma ("Inc.", "GmbH", "S.p.A.", "ООО")
@@ -190,6 +200,8 @@ class Group:
     propagate: bool
     fallback: str | None = None
     require_known: bool = False
+    #: (words, group id) pairs: see ``FieldGroup.then``
+    then: tuple[tuple[tuple[str, ...], str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -224,6 +236,14 @@ class FieldTable:
     name_goes_on_zipf: float = 6.0
     lone_name_zipf: float = 3.0
     generic_zipf: float = 0.0
+    postcode_first: bool = False
+
+    def group(self, group_id: str) -> Group | None:
+        """The group ``group_id`` (None if the table has none)."""
+        for g in self.groups:
+            if g.id == group_id:
+                return g
+        return None
 
     @property
     def label_words(self) -> frozenset[str]:
@@ -264,6 +284,7 @@ def _group(spec: FieldGroup, where: str) -> Group:
         propagate=bool(propagate) and kind is not None,
         fallback=spec.fallback,
         require_known=spec.require_known,
+        then=tuple((tuple(t.words), t.group) for t in spec.then),
     )
 
 
@@ -351,18 +372,27 @@ def build_table(refs: list[str], base: Path | None = None) -> FieldTable:
         )
     }
     language = None
+    postcode_first = False
     zipf = {"name_zipf": 4.5, "name_goes_on_zipf": 6.0, "lone_name_zipf": 3.0, "generic_zipf": 0.0}
     for spec, origin in files:
         language = spec.language or language
         for k in zipf:
             if k in spec.model_fields_set:
                 zipf[k] = getattr(spec, k)
+        if "postcode_first" in spec.model_fields_set:
+            postcode_first = spec.postcode_first
         for g in spec.fields:
             groups.pop(g.id, None)
             groups[g.id] = (g, origin)
         for k, bucket in words.items():
             bucket.update(getattr(spec, k))
     origin = files[-1][1] if files else "fields"
+    for spec_group, where in groups.values():
+        for t in spec_group.then:
+            if t.group not in groups:
+                raise ConfigError(
+                    f"field table {where}, group {spec_group.id!r}: 'then' names unknown group {t.group!r}"
+                )
     compiled: list[Group] = []
     labels: dict[str, Group] = {}
     bare: dict[str, Group] = {}
@@ -403,6 +433,7 @@ def build_table(refs: list[str], base: Path | None = None) -> FieldTable:
         function_words=frozenset(w.casefold() for w in words["function_words"]),
         alias_words=tuple(sorted(words["alias_words"])),
         glued={k.replace(" ", ""): g for k, g in labels.items() if " " in k},
+        postcode_first=postcode_first,
         **zipf,
     )
 

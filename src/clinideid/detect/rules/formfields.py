@@ -93,11 +93,14 @@ _POSTCODE = (
     r"|[A-Z]{1,2}\d[A-Z\d]?[ ]?\d[A-Z]{2}|[A-Z]\d[A-Z][ ]?\d[A-Z]\d|[A-Z]\d[\dW][ ]?[A-Z\d]{4}"
 )
 _ZIP = regex.compile(rf"(?:{_POSTCODE})(?![\p{{L}}\p{{N}}])")
-_ZIP_FIRST = regex.compile(rf"(?P<zip>{_POSTCODE})[ ]+(?P<rest>\p{{L}}.*)")
-_ZIP_LAST = regex.compile(rf"(?P<rest>.*?\p{{L}}.*?)[ ]+(?P<zip>{_POSTCODE})")
+_ZIP_FIRST = regex.compile(rf"(?P<zip>{_POSTCODE})[ ]+(?P<rest>\p{{L}}[^\d]{{0,60}})")
+_ZIP_LAST = regex.compile(rf"(?P<rest>\p{{L}}[^\d]{{0,60}}?)[ ]+(?P<zip>{_POSTCODE})")
 _REGION_CODE = regex.compile(r"\p{Lu}{2,3}")
-_HOUSE_NUMBER_AFTER = regex.compile(r"\p{L}{3,}\.?[ ]\d{1,4}[a-zA-Z]?$")
-_HOUSE_NUMBER_BEFORE = regex.compile(r"\d{1,4}[a-zA-Z]?,?[ ]\p{L}{3,}")
+#: the parts of an address or a place: between commas, parentheses and spaced dashes
+_ADDRESS_PART = regex.compile(r"(?:[^,()\[\]\-–—]|(?<![ ])[\-–—]|[\-–—](?![ ]))+")
+_AFTER_FUNCTION_WORD = regex.compile(r"[ \t,]*\p{L}+[ \t]+(?=[\p{Lu}\d])")
+_HOUSE_NUMBER_AFTER = regex.compile(r"\p{L}{3,}\.?[ ]\d{1,3}[a-zA-Z]?$")
+_HOUSE_NUMBER_BEFORE = regex.compile(r"\d{1,3}[a-zA-Z]?,?[ ]\p{L}{3,}")
 _HOUSE_NUMBER = regex.compile(r"\d{1,5}[A-Za-z]?(?:[\-/]\d{1,4}[A-Za-z]?)?")
 _AGE = regex.compile(
     r"\d{1,3}(?![\d:]|[/.,]\d)(?:[.,]5)?(?:(?:[Yy](?:rs?|\.?o\.?)?|[Jj]\.?|[Aa](?:\.|nni)?|[Mm]os?|лет|г\.?)(?![\p{L}]))?"
@@ -193,6 +196,13 @@ class FormFieldMatcher(Matcher):
         self._bare_firsts = frozenset(_first_word_key(f) for f, c in forms if not c)
         self._exact_firsts = frozenset(f.split()[0] for f, c in forms if c)
         self._word_keys: dict[str, str] = {}
+        self._then_words = {
+            words: regex.compile(
+                r"[ \t]*,?[ \t]*(?:" + "|".join(_form_regex(w, False) for w in words) + r")(?![\p{L}])[ \t]*"
+            )
+            for grp in table.groups
+            for words, _ in grp.then
+        }
         aliases = sorted(table.alias_words, key=len, reverse=True)
         self._alias = (
             regex.compile(
@@ -248,7 +258,7 @@ class FormFieldMatcher(Matcher):
 
         if self.language not in available_languages():
             return None
-        wanted = [n for n in ("countries", "states", "cities") if n in available_lists(self.language)]
+        wanted = [n for n in ("countries", "cities", "states") if n in available_lists(self.language)]
         return load_gazetteer(self.language, wanted) if wanted else None
 
     @cached_property
@@ -413,6 +423,8 @@ class FormFieldMatcher(Matcher):
         for h in hits:
             if kept and h.start < kept[-1].end:
                 continue
+            if kept and not h.colon and kept[-1].colon and not text[kept[-1].value : h.start].strip():
+                continue  # "Codice STP: STP1200301000077": the value, not another label
             kept.append(h)
         return kept
 
@@ -460,6 +472,7 @@ class FormFieldMatcher(Matcher):
 
     def _line(self, text: str, hits: list[_Hit], line_start: int, line_end: int) -> Iterator[tuple]:
         caps_line = not any(ch.islower() for ch in text[line_start:line_end])
+        line_lower = not any(ch.isupper() for ch in text[line_start:line_end])
         last_field: _Hit | None = None
         for h in hits:
             # after another field of the line, unless prose came between ("Plan: ... ask md re: npwt")
@@ -480,8 +493,8 @@ class FormFieldMatcher(Matcher):
             end = min(next_start, h.value + MAX_VALUE_CHARS)
             # the case of the value decides how names are read: in lower case or capitals, name words
             # must be known names or rare words
-            lower = not any(ch.isupper() for ch in text[h.value : end])
-            values = self._values(text, h, end, (lower, caps_line)) if h.value < end else []
+            case = (not any(ch.isupper() for ch in text[h.value : end]), caps_line, line_lower)
+            values = self._values(text, h, end, case) if h.value < end else []
             if not h.colon and not values:
                 continue
             if values is None:
@@ -492,12 +505,33 @@ class FormFieldMatcher(Matcher):
             out.append((h.start, h.end, None))
             detail = (h.group.id, h.group.role)
             out.extend((s, e, label, detail) for s, e, label in values)
+            out.extend(self._then(text, h.group, values, end, case))
             next_start = h.start
         yield from out
 
+    def _then(
+        self, text: str, g: Group, values: list[tuple[int, int, str]], end: int, case: tuple[bool, bool, bool]
+    ) -> list[tuple]:
+        """A second value right after the first, brought by a word ("nato a Pavia il 3/4/1950", "born
+        3/4/1950 in Leeds", "né le 3/4/1950 à Lyon"): the group says which words bring which group."""
+        if not g.then or not values:
+            return []
+        pos = max(e for _, e, _ in values)
+        for words, target in g.then:
+            m = self._then_words[words].match(text, pos, end)
+            if m is None:
+                continue
+            group = self.table.group(target)
+            if group is None:
+                continue
+            hit = _Hit(m.start(), m.end(), m.end(), group, False)
+            found = self._values(text, hit, end, case) or []
+            return [(s, e, label, (group.id, group.role)) for s, e, label in found]
+        return []
+
     # -- values ---------------------------------------------------------------------------------------------
     def _values(
-        self, text: str, h: _Hit, end: int, case: tuple[bool, bool]
+        self, text: str, h: _Hit, end: int, case: tuple[bool, bool, bool]
     ) -> list[tuple[int, int, str]] | None:
         """The value spans of the field ``h`` in ``[h.value, end)``: ``[]`` for no value ("unknown",
         nothing, a value an earlier pass took), ``None`` for a value the kind does not accept. ``case``:
@@ -549,7 +583,7 @@ class FormFieldMatcher(Matcher):
         elif shape == "token":
             found = self._token_value(text, s, end, g.kind)
         elif shape in ("place", "address"):
-            return self._place_values(text, s, end, g) or None
+            return self._place_values(text, s, end, g, case[2]) or None
         elif g.kind in ("HOSPITAL", "ORGANIZATION") and self._starts_with_title(text, s, end):
             # "Zuweisung: Dr. med. Olena Lebid, HNO-Praxis": a person where a place was expected
             doctor = Group(g.id, "DOCTOR", None, "name", 5, False, True)
@@ -564,7 +598,9 @@ class FormFieldMatcher(Matcher):
             if g.fallback is not None and h.colon and text[s].isupper():
                 # "Born: Leeds": a field whose value is of another kind than its label says
                 return (
-                    self._place_values(text, s, end, Group(g.id, g.fallback, None, "place", 5, False, False))
+                    self._place_values(
+                        text, s, end, Group(g.id, g.fallback, None, "place", 5, False, False), case[2]
+                    )
                     or None
                 )
             return None
@@ -727,10 +763,10 @@ class FormFieldMatcher(Matcher):
 
     # -- names ----------------------------------------------------------------------------------------------
     def _name_values(
-        self, text: str, s: int, end: int, g: Group, case: tuple[bool, bool], *, strict: bool
+        self, text: str, s: int, end: int, g: Group, case: tuple[bool, bool, bool], *, strict: bool
     ) -> list[tuple[int, int, str]] | None:
         toks = [(m.start(), m.end()) for m in _NAME_TOKEN.finditer(text, s, end)]
-        lower_line, caps_line = case
+        lower_line, caps_line = case[0], case[1]
         out: list[tuple[int, int, str]] = []
         i = 0
         while i < len(toks):
@@ -975,15 +1011,34 @@ class FormFieldMatcher(Matcher):
         m = _SENTENCE_STOP.search(text, s, end)
         return m.start() if m is not None else end
 
+    def _care_of(self, part: str) -> bool:
+        """An address part naming who the mail goes through ("c/o figlia", "presso il figlio")."""
+        words = part.split()
+        return (
+            bool(words)
+            and not _DIGIT.search(part)
+            and all(w.islower() or label_key(w) in self.table.skip_words for w in words)
+        )
+
     def _cut_prose(self, text: str, a: int, b: int) -> int:
-        """The end of ``[a, b)`` before the first lower-case function word after the first word."""
+        """The end of ``[a, b)`` before the first lower-case function word after the first word; a
+        connector of place names ("of", "in") cuts only between a town and an address after it ("Lecco
+        in Via Volta 12"), not inside a street name ("12 Avenue of the Americas")."""
         for k, m in enumerate(_WORD.finditer(text, a, b)):
             w = m.group()
-            if k and w.islower() and w not in self.connectors and self._function_word(w):
-                end = m.start()
-                while end > a and text[end - 1] in " \t,":
-                    end -= 1
-                return end
+            if not (k and w.islower() and self._function_word(w)):
+                continue
+            if w in self.connectors and (
+                _DIGIT.search(text, a, m.start())
+                or not _DIGIT.search(text, m.end(), b)
+                or self._places is None
+                or self._places.lookup(text[a : m.start()].strip(" ,")) != "cities"
+            ):
+                continue
+            end = m.start()
+            while end > a and text[end - 1] in " \t,":
+                end -= 1
+            return end
         return b
 
     def _org_values(self, text: str, s: int, end: int, g: Group) -> list[tuple[int, int, str]] | None:
@@ -994,6 +1049,11 @@ class FormFieldMatcher(Matcher):
         if found is None:
             return None
         a, b = found
+        if (
+            text[b : b + 1] == "."
+            and label_key(text[a : b + 1].rsplit(None, 1)[-1]) in self.table.company_forms
+        ):
+            b += 1  # "Edilizia Rossi S.r.l."
         out: list[tuple[int, int, str]] = [(a, b, g.kind or "ORGANIZATION")]
         ident = _PAREN_ID.match(text, b, end)
         if ident is not None and sum(ch.isalnum() for ch in ident.group(1)) >= 5:
@@ -1132,11 +1192,9 @@ class FormFieldMatcher(Matcher):
             return [(a, b, "ZIP")]
         m = _ZIP_FIRST.fullmatch(part)
         if m is not None:
-            rest = self._place_part(text, a + m.start("rest"), b, False)
             out = [(a + m.start("zip"), a + m.end("zip"), "ZIP")]
-            if rest is not None:
-                out.append((rest[0], rest[1], "CITY"))
-            return out
+            rest = self._classify_words(text, a + m.start("rest"), b, False)  # "20121 Milano MI"
+            return out + (rest or [])
         m = _ZIP_LAST.fullmatch(part)
         if m is not None:
             head = self._classify_words(text, a + m.start("rest"), a + m.end("rest"), have_city, known_only)
@@ -1174,13 +1232,15 @@ class FormFieldMatcher(Matcher):
             return None
         return [(span[0], span[1], "STATE" if have_city else "CITY")]
 
-    def _place_values(self, text: str, s: int, end: int, g: Group) -> list[tuple[int, int, str]]:
+    def _place_values(
+        self, text: str, s: int, end: int, g: Group, line_lower: bool = False
+    ) -> list[tuple[int, int, str]]:
         """An address or a place: comma-separated parts, the first of the group's kind, then postcode,
         town, region and country parts recognised by their shape and the word lists."""
         end = self._cut_sentence(text, s, end)
         parts: list[tuple[int, int]] = []
         in_paren: set[int] = set()  # parts written in parentheses: only known places ("Solothurn (WG)")
-        for m in regex.finditer(r"[^,()\[\]]+", text[s:end]):
+        for m in _ADDRESS_PART.finditer(text[s:end]):
             a, b = s + m.start(), s + m.end()
             while a < b and text[a] in " \t":
                 a += 1
@@ -1196,25 +1256,66 @@ class FormFieldMatcher(Matcher):
         k = 0
         a, b = parts[0]
         if g.shape == "address":
+            while len(parts) > k + 1 and self._care_of(text[a:b]):
+                k += 1  # "c/o figlia, Via Po 3": who the mail goes through, not where
+                a, b = parts[k]
+            town = self._places.lookup(text[a:b]) if self._places is not None else None
+            if town == "cities" and len(parts) > k + 1:
+                # "Residenza: Milano (MI), Via Roma 12": the town first, then the street
+                out.append((a, b, "CITY"))
+                for i in range(k + 1, len(parts)):
+                    pa, pb = parts[i]
+                    part = text[pa:pb]
+                    if i in in_paren and _REGION_CODE.fullmatch(part):
+                        out.append((pa, pb, "STATE"))
+                    elif _DIGIT.search(part) and not any(lbl == "STREET" for _, _, lbl in out):
+                        out.append((pa, pb, "STREET"))
+                    else:
+                        classified = self._classify_part(text, pa, pb, True, known_only=True)
+                        if not classified:
+                            break
+                        out.extend(classified)
+                return out
             if _HOUSE_NUMBER.fullmatch(text[a:b]) and len(parts) > 1:
                 b = parts[1][1]  # "48, route d'Arlon"
                 k = 1
-            b = self._cut_prose(text, a, b)
-            if b < parts[k][1]:
+            cut = self._cut_prose(text, a, b)
+            if cut < b:
+                rest = _AFTER_FUNCTION_WORD.match(text, cut, b)
+                head = text[a:cut]
+                town = self._places.lookup(head) if self._places is not None else None
+                if rest is not None and town == "cities" and _DIGIT.search(text, rest.end(), b):
+                    # "residente a Lecco in Via Volta 12": the town, then the street
+                    street = Group(g.id, "STREET", None, "address", g.max_words, False, False)
+                    return [(a, cut, "CITY"), *self._place_values(text, rest.end(), end, street)]
+                b = cut
                 parts = parts[: k + 1]  # prose after the street ("45 kingfisher rd with wife")
             first = text[a:b]
             if not _LETTER.search(first) or len(first.split()) > g.max_words or self._not_value(first):
                 return []
             if _ZIP.fullmatch(first):
                 out.append((a, b, "ZIP"))
+            elif (
+                not _DIGIT.search(first)
+                and self._places is not None
+                and self._places.lookup(first) == "cities"
+            ):
+                out.append((a, b, "CITY"))  # "residente a Rapallo"
+            elif self.table.postcode_first and _ZIP_FIRST.fullmatch(first):
+                out.extend(self._classify_part(text, a, b, False) or [(a, b, "STREET")])  # "20121 Milano"
             else:
                 out.append((a, b, "STREET"))  # "3318 Coast Meridian Rd" starts like "80331 München"
         else:
             lower = not any(ch.isupper() for ch in text[a:b])
             first = text[a:b]
+            known = self._places.lookup(first) if self._places is not None else None
+            if lower and not line_lower and known is None:
+                return []  # "Provenienza: ambulatorio": a word, not a place name
             if _ZIP_FIRST.fullmatch(first) or _ZIP_LAST.fullmatch(first):
                 out.extend(self._classify_part(text, a, b, False) or [])
-            elif _HOUSE_NUMBER_AFTER.search(first) or _HOUSE_NUMBER_BEFORE.match(first):
+            elif (_HOUSE_NUMBER_AFTER.search(first) or _HOUSE_NUMBER_BEFORE.match(first)) and not any(
+                self._function_word(w) for w in first.split()
+            ):
                 # "Wohnort: Lindengasse 7, 8010 Graz": an address where a town was expected
                 return self._place_values(
                     text, s, end, Group(g.id, "STREET", None, "address", 10, False, False)
@@ -1228,7 +1329,9 @@ class FormFieldMatcher(Matcher):
                 ):
                     return []
                 known = self._places.lookup(text[span[0] : span[1]]) if self._places is not None else None
-                kind = {"countries": "COUNTRY", "states": "STATE"}.get(known or "", g.kind or "CITY")
+                kind = g.kind or "CITY"
+                if known == "countries" or (known == "states" and kind != "CITY"):
+                    kind = "COUNTRY" if known == "countries" else "STATE"  # "lebt in Portugal"
                 out.append((span[0], span[1], kind))
                 if span[1] < b:
                     return out  # the part went on with something else: stop there
@@ -1248,6 +1351,9 @@ class FormFieldMatcher(Matcher):
                 out[-1] = (out[-1][0], b, "STREET")  # "..., Apt 2C", "..., 3rd floor"
                 continue
             known_only = g.shape != "address" or i in in_paren
+            if i in in_paren and have_city and _REGION_CODE.fullmatch(part):
+                out.append((a, b, "STATE"))  # "Sestri Levante (GE)"
+                continue
             classified = self._classify_part(text, a, b, have_city, known_only)
             if not classified:
                 break
