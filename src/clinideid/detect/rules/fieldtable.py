@@ -164,6 +164,14 @@ class FieldTableFile(_Strict):
     function_words: list[str] = Field(default_factory=list)
     #: words that bring another name of the same person after a name ("aka", "née", "geb.", "dit")
     alias_words: list[str] = Field(default_factory=list)
+    #: address parts by their marker words, in any order ("г. Москва, ул. Ленина, д. 5, кв. 12"): a street
+    #: ("ул.", "Via", "rue", "Street"; ``street_suffixes`` end a street word: "-straße"), a house or flat
+    #: ("д.", "кв.", "Apt"), a town ("г.", "пос."), a region ("обл.", "County")
+    street_words: list[str] = Field(default_factory=list)
+    street_suffixes: list[str] = Field(default_factory=list)
+    house_words: list[str] = Field(default_factory=list)
+    city_words: list[str] = Field(default_factory=list)
+    region_words: list[str] = Field(default_factory=list)
     fields: list[FieldGroup] = Field(default_factory=list)
 
 
@@ -230,6 +238,11 @@ class FieldTable:
     company_forms: frozenset[str]
     function_words: frozenset[str]
     alias_words: tuple[str, ...]
+    street_words: frozenset[str]
+    street_suffixes: tuple[str, ...]
+    house_words: frozenset[str]
+    city_words: frozenset[str]
+    region_words: frozenset[str]
     #: label keys without their spaces ("visitno", "fallnr"): labels a scan or a typist glued together
     glued: dict[str, Group]
     name_zipf: float = 4.5
@@ -369,6 +382,11 @@ def build_table(refs: list[str], base: Path | None = None) -> FieldTable:
             "company_forms",
             "function_words",
             "alias_words",
+            "street_words",
+            "street_suffixes",
+            "house_words",
+            "city_words",
+            "region_words",
         )
     }
     language = None
@@ -432,6 +450,11 @@ def build_table(refs: list[str], base: Path | None = None) -> FieldTable:
         company_forms=frozenset(label_key(w) for w in words["company_forms"]),
         function_words=frozenset(w.casefold() for w in words["function_words"]),
         alias_words=tuple(sorted(words["alias_words"])),
+        street_words=frozenset(label_key(w) for w in words["street_words"]),
+        street_suffixes=tuple(sorted({label_key(w) for w in words["street_suffixes"]})),
+        house_words=frozenset(label_key(w) for w in words["house_words"]),
+        city_words=frozenset(label_key(w) for w in words["city_words"]),
+        region_words=frozenset(label_key(w) for w in words["region_words"]),
         glued={k.replace(" ", ""): g for k, g in labels.items() if " " in k},
         postcode_first=postcode_first,
         **zipf,

@@ -1011,6 +1011,82 @@ class FormFieldMatcher(Matcher):
         m = _SENTENCE_STOP.search(text, s, end)
         return m.start() if m is not None else end
 
+    def _marker(self, part: str) -> tuple[str, int] | None:
+        """What an address part is by its marker words ("г. Москва", "ул. Ленина", "д. 5", "Московская
+        обл.", "Hauptstraße 5", "Apt 4B"): (kind, where the name starts), kind CITY, STATE, STREET or HOUSE."""
+        table = self.table
+        words = part.split()
+        if not words:
+            return None
+        first, last = label_key(words[0]), label_key(words[-1])
+        if first in table.house_words:
+            return "HOUSE", 0
+        if first in table.city_words and len(words) > 1:
+            return "CITY", len(part) - len(part[len(words[0]) :].lstrip())
+        if first in table.region_words or last in table.region_words:
+            return "STATE", 0
+        for w in words:
+            key = label_key(w)
+            if key in table.street_words or any(
+                len(key) >= len(sfx) + 3 and key.endswith(sfx) for sfx in table.street_suffixes
+            ):
+                return "STREET", 0
+        return None
+
+    def _marked_address(
+        self, text: str, parts: list[tuple[int, int]], in_paren: set[int]
+    ) -> list[tuple[int, int, str]] | None:
+        """An address whose parts carry marker words (any order: "г. Москва, ул. Ленина, д. 5, кв. 12"),
+        or None when no part has one."""
+        marks = [self._marker(text[a:b]) for a, b in parts]
+        if not any(marks):
+            return None
+        out: list[tuple[int, int, str]] = []
+        for i, ((a, b), mark) in enumerate(zip(parts, marks, strict=True)):
+            cut = self._cut_prose(text, a, b)
+            stop = cut < b
+            if stop:
+                rest = _AFTER_FUNCTION_WORD.match(text, cut, b)
+                head = text[a:cut]
+                if rest is not None and self._places is not None and self._places.lookup(head) == "cities":
+                    # "residente a Lecco in Via Volta 12": the town, then the street
+                    out.append((a, cut, "CITY"))
+                    a, stop = rest.end(), False
+                    mark = self._marker(text[a:b])
+                else:
+                    b = cut  # prose after the address ("45 kingfisher rd with wife")
+            part = text[a:b]
+            last = out[-1][2] if out else None
+            if not part or self._not_value(part):
+                break
+            if _ZIP.fullmatch(part):
+                out.append((a, b, "ZIP"))
+            elif mark is None and (_ZIP_FIRST.fullmatch(part) or _ZIP_LAST.fullmatch(part)):
+                have_city = any(lbl == "CITY" for _, _, lbl in out)
+                out.extend(self._classify_part(text, a, b, have_city) or [])
+            elif mark is not None and mark[0] == "CITY":
+                out.append((a + mark[1], b, "CITY"))
+            elif mark is not None and mark[0] == "STATE":
+                out.append((a, b, "STATE"))
+            elif mark is not None and mark[0] == "STREET":
+                out.append((a, b, "STREET"))
+            elif (mark is not None and mark[0] == "HOUSE") or (
+                _DIGIT.search(part) and len(part.split()) <= 3
+            ):
+                if last == "STREET":
+                    out[-1] = (out[-1][0], b, "STREET")  # "ул. Ленина, д. 5, кв. 12"
+                else:
+                    out.append((a, b, "STREET"))
+            else:
+                have_city = any(lbl == "CITY" for _, _, lbl in out)
+                classified = self._classify_part(text, a, b, have_city, known_only=i in in_paren)
+                if not classified:
+                    break
+                out.extend(classified)
+            if stop:
+                break
+        return out or None
+
     def _care_of(self, part: str) -> bool:
         """An address part naming who the mail goes through ("c/o figlia", "presso il figlio")."""
         words = part.split()
@@ -1259,6 +1335,9 @@ class FormFieldMatcher(Matcher):
             while len(parts) > k + 1 and self._care_of(text[a:b]):
                 k += 1  # "c/o figlia, Via Po 3": who the mail goes through, not where
                 a, b = parts[k]
+            marked = self._marked_address(text, parts[k:], {i - k for i in in_paren})
+            if marked is not None:
+                return marked
             town = self._places.lookup(text[a:b]) if self._places is not None else None
             if town == "cities" and len(parts) > k + 1:
                 # "Residenza: Milano (MI), Via Roma 12": the town first, then the street
