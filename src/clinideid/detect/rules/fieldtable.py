@@ -172,6 +172,8 @@ class FieldTableFile(_Strict):
     house_words: list[str] = Field(default_factory=list)
     city_words: list[str] = Field(default_factory=list)
     region_words: list[str] = Field(default_factory=list)
+    #: a word after a year that belongs to the date ("г.", "года")
+    year_words: list[str] = Field(default_factory=list)
     fields: list[FieldGroup] = Field(default_factory=list)
 
 
@@ -243,6 +245,7 @@ class FieldTable:
     house_words: frozenset[str]
     city_words: frozenset[str]
     region_words: frozenset[str]
+    year_words: frozenset[str]
     #: label keys without their spaces ("visitno", "fallnr"): labels a scan or a typist glued together
     glued: dict[str, Group]
     name_zipf: float = 4.5
@@ -387,6 +390,7 @@ def build_table(refs: list[str], base: Path | None = None) -> FieldTable:
             "house_words",
             "city_words",
             "region_words",
+            "year_words",
         )
     }
     language = None
@@ -455,6 +459,7 @@ def build_table(refs: list[str], base: Path | None = None) -> FieldTable:
         house_words=frozenset(label_key(w) for w in words["house_words"]),
         city_words=frozenset(label_key(w) for w in words["city_words"]),
         region_words=frozenset(label_key(w) for w in words["region_words"]),
+        year_words=frozenset(label_key(w) for w in words["year_words"]),
         glued={k.replace(" ", ""): g for k, g in labels.items() if " " in k},
         postcode_first=postcode_first,
         **zipf,

@@ -56,6 +56,7 @@ _HARD_END = regex.compile(r"[|\t;•·]|(?<!,)[ ]{2,}|[ ]*-{2,}|[ ]+[–—][ ]+
 _SENTENCE_STOP = regex.compile(
     r"(?:(?<=\d)|(?<=(?<!\p{L})\p{Ll}{4,40})|(?<=\p{L}{4}))\.(?=[ \t]{2}|[ \t]*$)|(?:(?<=\d)|(?<=(?<!\p{L})\p{Ll}{4,40}))\.(?=[ \t])"
 )
+_LAST_WORD = regex.compile(r"\p{L}+$")
 _SENTENCE_END = regex.compile(r"\p{Ll}{3}[.!?][ ]+\p{L}")
 _COMMA_END = regex.compile(r"[,(\[]")
 _START_OK = regex.compile(r"[ \t\-*•·>]*(?:\d{1,2}[.)][ \t]*)?")
@@ -196,6 +197,10 @@ class FormFieldMatcher(Matcher):
         self._bare_firsts = frozenset(_first_word_key(f) for f, c in forms if not c)
         self._exact_firsts = frozenset(f.split()[0] for f, c in forms if c)
         self._word_keys: dict[str, str] = {}
+        #: abbreviations of the table whose dot ends no sentence ("обл.", "корп.", "Prov.")
+        self._abbreviations = (
+            table.street_words | table.house_words | table.city_words | table.region_words | table.titles
+        )
         self._then_words = {
             words: regex.compile(
                 r"[ \t]*,?[ \t]*(?:" + "|".join(_form_regex(w, False) for w in words) + r")(?![\p{L}])[ \t]*"
@@ -495,7 +500,7 @@ class FormFieldMatcher(Matcher):
             # must be known names or rare words
             case = (not any(ch.isupper() for ch in text[h.value : end]), caps_line, line_lower)
             values = self._values(text, h, end, case) if h.value < end else []
-            if not h.colon and not values:
+            if not h.colon and not values and not self._value_taken(text, h.value, end):
                 continue
             if values is None:
                 # a value the label's kind does not accept: leave the label to the later passes, whose
@@ -508,6 +513,13 @@ class FormFieldMatcher(Matcher):
             out.extend(self._then(text, h.group, values, end, case))
             next_start = h.start
         yield from out
+
+    def _value_taken(self, text: str, s: int, end: int) -> bool:
+        """Whether the value after a label was found by an earlier pass ("тел. ▒▒▒▒": a phone rule took it):
+        the label is a label all the same, and ends the field before it."""
+        while s < end and text[s] in " \t":
+            s += 1
+        return s < end and _MASKED.match(text, s) is not None
 
     def _then(
         self, text: str, g: Group, values: list[tuple[int, int, str]], end: int, case: tuple[bool, bool, bool]
@@ -643,7 +655,19 @@ class FormFieldMatcher(Matcher):
             if "(" in candidate or not _DIGIT.search(candidate):
                 continue
             parts = candidate.split()
-            if not _DIGIT.search(parts[-1]) and lookup_month(parts[-1].strip(".,"), self.language) is None:
+            if (
+                len(parts) > 1
+                and label_key(parts[-1]) in self.table.year_words
+                and len(parts[-1]) <= 2
+                and text[b : b + 1] == "."
+            ):
+                b += 1  # "5 марта 2023 г."
+                candidate = text[a:b]
+            if (
+                not _DIGIT.search(parts[-1])
+                and lookup_month(parts[-1].strip(".,"), self.language) is None
+                and label_key(parts[-1]) not in self.table.year_words
+            ):
                 continue  # "3/4/1950 in": the date ends before the connector
             first = parts[0].strip(".,")
             if (
@@ -1008,8 +1032,15 @@ class FormFieldMatcher(Matcher):
     def _cut_sentence(self, text: str, s: int, end: int) -> int:
         """Where a sentence ends in ``[s, end)``: a '.' after a digit or a word of 4+ letters (not "St."),
         before a space or the end."""
-        m = _SENTENCE_STOP.search(text, s, end)
-        return m.start() if m is not None else end
+        pos = s
+        while True:
+            m = _SENTENCE_STOP.search(text, pos, end)
+            if m is None:
+                return end
+            word = _LAST_WORD.search(text, max(s, m.start() - 20), m.start())
+            if word is None or label_key(word.group()) not in self._abbreviations:
+                return m.start()
+            pos = m.end()  # "корп. 2", "просп. Мира": an abbreviation of the table, not a sentence end
 
     def _marker(self, part: str) -> tuple[str, int] | None:
         """What an address part is by its marker words ("г. Москва", "ул. Ленина", "д. 5", "Московская
@@ -1093,6 +1124,7 @@ class FormFieldMatcher(Matcher):
         return (
             bool(words)
             and not _DIGIT.search(part)
+            and self._marker(part) is None
             and all(w.islower() or label_key(w) in self.table.skip_words for w in words)
         )
 
@@ -1148,6 +1180,15 @@ class FormFieldMatcher(Matcher):
                 pos = m.end()
                 continue
             if text[pa : pa + 1].islower():
+                job = text[pa:pb]
+                if (
+                    g.kind == "ORGANIZATION"
+                    and len(job.split()) <= 3
+                    and not _DIGIT.search(job)
+                    and not self._not_value(job)
+                    and not any(self._function_word(w) for w in job.split())
+                ):
+                    out.append((pa, pb, "PROFESSION"))  # "Место работы: ООО «Ромашка», бухгалтер"
                 break
             classified = self._classify_part(text, pa, pb, have_city, known_only=True)
             if not classified or classified[-1][1] < pb:
@@ -1200,6 +1241,9 @@ class FormFieldMatcher(Matcher):
         if g.kind == "PROFESSION" or lower:
             for k in range(1, len(toks)):
                 w = text[toks[k][0] : toks[k][1]]
+                if g.kind == "PROFESSION" and _DIGIT.search(w):
+                    toks = toks[:k]  # "слесарь-ремонтник 4 разряда"
+                    break
                 # "Bank of ..." but "Koch im ...", and "Etui- und Kassettenerzeugerin"
                 keep = g.kind != "PROFESSION" and w.casefold() in self.connectors
                 keep = keep or text[toks[k - 1][1] - 1] == "-"
@@ -1281,6 +1325,8 @@ class FormFieldMatcher(Matcher):
         self, text: str, a: int, b: int, have_city: bool, known_only: bool = False
     ) -> list[tuple[int, int, str]] | None:
         part = text[a:b]
+        if not any(ch.isupper() for ch in part) and any(ch.isupper() for ch in text[max(0, a - 80) : a]):
+            known_only = True  # a word in lower case after capitalised address parts ("..., тел.")
         if _DIGIT.search(part) or not (part[:1].isupper() or not any(ch.isupper() for ch in text[a:b])):
             return None
         words = part.split()
@@ -1314,6 +1360,12 @@ class FormFieldMatcher(Matcher):
         """An address or a place: comma-separated parts, the first of the group's kind, then postcode,
         town, region and country parts recognised by their shape and the word lists."""
         end = self._cut_sentence(text, s, end)
+        lead = _WORD.match(text, s, end)
+        while lead is not None and lead.group().islower() and self._function_word(lead.group()):
+            s = lead.end()  # "проживает в г. Москва"
+            while s < end and text[s] in " \t":
+                s += 1
+            lead = _WORD.match(text, s, end)
         parts: list[tuple[int, int]] = []
         in_paren: set[int] = set()  # parts written in parentheses: only known places ("Solothurn (WG)")
         for m in _ADDRESS_PART.finditer(text[s:end]):
@@ -1322,6 +1374,10 @@ class FormFieldMatcher(Matcher):
                 a += 1
             while b > a and text[b - 1] in " \t.":
                 b -= 1
+            if text[b : b + 1] == "." and label_key(text[a:b].rsplit(None, 1)[-1] if b > a else "") in (
+                self._abbreviations
+            ):
+                b += 1  # "Московская обл."
             if b > a:
                 if m.start() > 0 and text[s + m.start() - 1] in "([":
                     in_paren.add(len(parts))
@@ -1385,6 +1441,9 @@ class FormFieldMatcher(Matcher):
             else:
                 out.append((a, b, "STREET"))  # "3318 Coast Meridian Rd" starts like "80331 München"
         else:
+            words = text[a:b].split()
+            if len(words) > 1 and label_key(words[0]) in self.table.city_words:
+                a = a + len(text[a:b]) - len(text[a:b][len(words[0]) :].lstrip())  # "г. Саратов"
             lower = not any(ch.isupper() for ch in text[a:b])
             first = text[a:b]
             known = self._places.lookup(first) if self._places is not None else None
