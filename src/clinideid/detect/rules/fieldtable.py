@@ -106,6 +106,9 @@ class FieldGroup(_Strict):
     many: bool = False
     #: a name here needs a title or a word the name lists know (a letter's subject line is often a topic)
     require_known: bool = False
+    #: the label says the value is a name ("Surname:", "Apellidos:"): any capitalised words are its words,
+    #: known or not, common or not
+    lenient: bool = False
     #: a second value brought by a word right after this one: ``{words: [il], group: birth_date}`` reads
     #: "nato a Pavia il 3/4/1950" as a birth place, then a birth date
     then: list[ThenSpec] = Field(default_factory=list)
@@ -188,7 +191,8 @@ def label_key(text: str) -> str:
     """The form under which labels are compared: no accents, case-folded, no dots, '-', '/' and runs of
     spaces as one space ("D.O.B." = "dob", "Fall-Nr." = "fall nr", "Nº" = "N°" = "no")."""
     decomposed = unicodedata.normalize("NFKD", text)
-    plain = "".join(c for c in decomposed if not unicodedata.combining(c))
+    # accents and invisible format characters (a byte-order mark, zero-width spaces) go
+    plain = "".join(c for c in decomposed if not unicodedata.combining(c) and unicodedata.category(c) != "Cf")
     plain = plain.casefold().replace("’", "'").replace("°", "o")
     plain = _KEY_DROP.sub("", plain)
     return _KEY_SPACE.sub(" ", plain).strip()
@@ -210,6 +214,7 @@ class Group:
     propagate: bool
     fallback: str | None = None
     require_known: bool = False
+    lenient: bool = False
     #: (words, group id) pairs: see ``FieldGroup.then``
     then: tuple[tuple[tuple[str, ...], str], ...] = ()
 
@@ -269,7 +274,7 @@ class FieldTable:
 
 def _default_max_words(kind: str | None, shape: str) -> int:
     if shape == "name":
-        return 5
+        return 6
     if shape in ("place", "address"):
         return 10
     if kind == "PROFESSION":
@@ -300,6 +305,7 @@ def _group(spec: FieldGroup, where: str) -> Group:
         propagate=bool(propagate) and kind is not None,
         fallback=spec.fallback,
         require_known=spec.require_known,
+        lenient=spec.lenient,
         then=tuple((tuple(t.words), t.group) for t in spec.then),
     )
 

@@ -54,7 +54,8 @@ _NEWLINE = regex.compile(r"\n")
 # where a value ends whatever its kind
 _HARD_END = regex.compile(r"[|\t;•·]|(?<!,)[ ]{2,}|[ ]*-{2,}|[ ]+[–—][ ]+")
 _SENTENCE_STOP = regex.compile(
-    r"(?:(?<=\d)|(?<=(?<!\p{L})\p{Ll}{4,40})|(?<=\p{L}{4}))\.(?=[ \t]{2}|[ \t]*$)|(?:(?<=\d)|(?<=(?<!\p{L})\p{Ll}{4,40}))\.(?=[ \t])"
+    r"(?:(?<=\d)|(?<=(?<!\p{L})\p{Ll}{4,40})|(?<=\p{L}{4}))\.(?=[ \t]{2}|[ \t]*$)"
+    r"|(?<=\d)\.(?=[ \t]+\p{L})|(?<=(?<!\p{L})\p{Ll}{4,40})\.(?=[ \t])"
 )
 _LAST_WORD = regex.compile(r"\p{L}+$")
 _SENTENCE_END = regex.compile(r"\p{Ll}{3}[.!?][ ]+\p{L}")
@@ -70,6 +71,10 @@ _NAME_WORD = regex.compile(r"\p{L}[\p{L}\p{M}'’\-]*\.?|\p{Lu}\.(?:\p{Lu}\.)*")
 _ROMAN = regex.compile(r"[IVX]{1,4}")
 _GLUED_WORD = regex.compile(r"(?<=\d)\.\p{L}{2,}$")
 _PAREN_ID = regex.compile(r"[ \t]*\((?=[\p{L}\p{N}\-/]*\d)([\p{L}\p{N}][\p{L}\p{N}\-/]{3,30})\)")
+#: a number right after a name, behind a number mark: that person's identifier
+_NUMBER_AFTER_NAME = regex.compile(
+    r"[ \t]*,?[ \t]*(?:N[°ºo]\.?|n[°º]|№|#)[ \t]*(\d(?:[ ]?\d){5,20})(?![\p{L}\p{N}])"
+)
 _PAREN_NAME = regex.compile(r"[ \t]*\(([\p{L}][\p{L}\p{M}'’\-., ]{1,50})\)")
 _NAME_SUFFIX = regex.compile(r"(?:Jr|Sr|Jun|Sen|II|III|IV)\.?")
 _QUOTES = frozenset('"“”«»„')
@@ -90,15 +95,27 @@ _PHONE = regex.compile(
 _ID_TOKEN = regex.compile(r"[\p{L}\p{N}][\p{L}\p{N}\-/._:]*")
 _NUMBER_MARK = regex.compile(r"(?:#|№|[Nn][oOrR]\.?(?=[ \t]*\d)|[Nn][º°]\.?)[ \t]*")
 _POSTCODE = (
-    r"(?:[A-Z]{1,2}-)?\d{4,6}(?:-\d{4})?|\d{3}[ ]\d{2}|\d{2}-\d{3}"
+    r"(?:[A-Z]{1,2}-)?\d{4,6}(?:-\d{4})?|\d{3}[ ]\d{2}|\d{2}[ ]\d{3}|\d{2}-\d{3}"
     r"|[A-Z]{1,2}\d[A-Z\d]?[ ]?\d[A-Z]{2}|[A-Z]\d[A-Z][ ]?\d[A-Z]\d|[A-Z]\d[\dW][ ]?[A-Z\d]{4}"
 )
 _ZIP = regex.compile(rf"(?:{_POSTCODE})(?![\p{{L}}\p{{N}}])")
+#: a postcode after a postcode label: any short code with digits ("7591538", "C1009AAP", "E-28935")
+_ZIP_FIELD = regex.compile(
+    r"(?:[A-Z]{1,3}[\- ]?)?\d[\d \-]{1,8}\d[A-Z]{0,3}(?![\p{L}\p{N}])|[A-Z]\d{4}[A-Z]{0,3}(?![\p{L}\p{N}])"
+)
 _ZIP_FIRST = regex.compile(rf"(?P<zip>{_POSTCODE})[ ]+(?P<rest>\p{{L}}[^\d]{{0,60}})")
 _ZIP_LAST = regex.compile(rf"(?P<rest>\p{{L}}[^\d]{{0,60}}?)[ ]+(?P<zip>{_POSTCODE})")
 _REGION_CODE = regex.compile(r"\p{Lu}{2,3}")
 #: the parts of an address or a place: between commas, parentheses and spaced dashes
 _ADDRESS_PART = regex.compile(r"(?:[^,()\[\]\-–—]|(?<![ ])[\-–—]|[\-–—](?![ ]))+")
+_NAME_GAP_WORD = regex.compile(r"\p{L}[\p{L}\p{M}'’\-]+")
+#: a postcode inside a street part, after the street words ("... Belleville 75020 Paris", "... 47 626 Saint-Denis")
+_INNER_POSTCODE = regex.compile(r"(?<=\p{L}[ ,]{1,3})(?:\d{5}|\d{2}[ ]\d{3})(?![\p{N}])")
+_DATE_TOKEN = regex.compile(r"\d{1,4}[./\-]\d{1,2}[./\-]\d{2,4}")
+_HOUSE_PART = regex.compile(
+    r"\d{0,4}[ ]?[ºª°]?[ ]?[A-Za-z]{0,2}\.?|\d{1,4}[ºª]?(?:[ \-/]\d{1,4}[ºª]?[A-Za-z]?)?"
+)
+_SLASH_STREET = regex.compile(r"\p{L}{1,2}/[ ]?\p{L}")
 _AFTER_FUNCTION_WORD = regex.compile(r"[ \t,]*\p{L}+[ \t]+(?=[\p{Lu}\d])")
 _HOUSE_NUMBER_AFTER = regex.compile(r"\p{L}{3,}\.?[ ]\d{1,3}[a-zA-Z]?$")
 _HOUSE_NUMBER_BEFORE = regex.compile(r"\d{1,3}[a-zA-Z]?,?[ ]\p{L}{3,}")
@@ -197,6 +214,7 @@ class FormFieldMatcher(Matcher):
         self._bare_firsts = frozenset(_first_word_key(f) for f, c in forms if not c)
         self._exact_firsts = frozenset(f.split()[0] for f, c in forms if c)
         self._word_keys: dict[str, str] = {}
+        self._address_words = table.street_words | table.house_words | table.city_words | table.region_words
         #: abbreviations of the table whose dot ends no sentence ("обл.", "корп.", "Prov.")
         self._abbreviations = (
             table.street_words | table.house_words | table.city_words | table.region_words | table.titles
@@ -558,6 +576,12 @@ class FormFieldMatcher(Matcher):
         if mask is not None:
             end = mask.start()
         hard = _HARD_END.search(text, s, end)
+        while (
+            hard is not None
+            and hard.group().strip() == ""
+            and self._goes_on_after_gap(g, text, hard.end(), end)
+        ):
+            hard = _HARD_END.search(text, hard.end(), end)  # "Adrian  Muñoz Hernández": a gap in a name
         if hard is not None:
             end = hard.start()
         while end > s and text[end - 1] in " \t":
@@ -589,7 +613,7 @@ class FormFieldMatcher(Matcher):
         elif shape == "age":
             found = self._regex_value(_AGE, text, s, end)
         elif shape == "zip":
-            found = self._regex_value(_ZIP, text, s, end)
+            found = self._regex_value(_ZIP if not h.colon else _ZIP_FIELD, text, s, end)
         elif shape == "email":
             found = self._regex_value(_EMAIL, text, s, end)
         elif shape == "token":
@@ -623,6 +647,23 @@ class FormFieldMatcher(Matcher):
     def _starts_with_title(self, text: str, s: int, end: int) -> bool:
         m = _WORD.match(text, s, end)
         return m is not None and label_key(m.group()) in self.table.titles and m.group()[:1].isupper()
+
+    def _goes_on_after_gap(self, g: Group, text: str, pos: int, end: int) -> bool:
+        """Whether a value goes on after a run of spaces: a name written as a name label's value ("Adrian
+        Muñoz"), digits of an identifier ("08 08  53412"), a house number of an address ("Bergamin  12")."""
+        m = _WORD.match(text, pos, end)
+        if m is None:
+            return False
+        w = m.group().rstrip(".,")
+        if label_key(w) in self.table.labels:
+            return False
+        if g.shape == "name":
+            return g.lenient and len(w) >= 2 and w[:1].isupper() and _NAME_GAP_WORD.fullmatch(w) is not None
+        if g.shape == "id":
+            return w.isdigit()
+        if g.shape == "address":
+            return w[:1].isdigit() and len(w) <= 5
+        return False
 
     def _not_value(self, value: str) -> bool:
         key = label_key(value)
@@ -731,6 +772,8 @@ class FormFieldMatcher(Matcher):
             if m is None:
                 break
             tok = _GLUED_WORD.sub("", m.group()).rstrip(".:")  # "P0781486.RTW": a new sentence glued on
+            if toks and _DATE_TOKEN.fullmatch(tok):
+                break  # "Dossier N° 9281973 15/02/1963": a date after the number
             if not (_DIGIT.search(tok) or (len(tok) <= 3 and tok.isupper())):
                 break
             if toks and text[toks[-1][1] : m.start()] not in (" ", "-"):
@@ -816,6 +859,20 @@ class FormFieldMatcher(Matcher):
                 i += 1
         return out or None
 
+    def _starts_name(
+        self, text: str, toks: list[tuple[int, int]], i: int, g: Group, lower_line: bool, caps_line: bool
+    ) -> bool:
+        """Whether the capitalised connector at ``i`` starts a name ("De la Cruz Lorenzo"): connectors,
+        then a name word."""
+        if not text[toks[i][0] : toks[i][1]][:1].isupper():
+            return False
+        j = i + 1
+        while j < len(toks) and j < i + 3 and text[toks[j][0] : toks[j][1]].casefold() in self.connectors:
+            j += 1
+        return j < len(toks) and self._name_word(
+            text[toks[j][0] : toks[j][1]], lower_line, caps_line, False, g.lenient
+        )
+
     def _name_goes_on(self, w: str, lower_line: bool, caps_line: bool) -> bool:
         """A capitalised word after name words that is still part of the name: a suffix ("Jr."), or a word
         that is not a frequent word of the language ("Thi Mai Nguyen", "Sabine Will")."""
@@ -826,7 +883,7 @@ class FormFieldMatcher(Matcher):
         key = label_key(w)
         if key in self.table.labels or key in self.table.skip_words or key in self.table.credentials:
             return False
-        if key in self.table.titles or _SPECIALTY.fullmatch(w) is not None:
+        if key in self.table.titles or key in self._address_words or _SPECIALTY.fullmatch(w) is not None:
             return False
         return self._zipf_of(w) < self.table.name_goes_on_zipf
 
@@ -875,6 +932,9 @@ class FormFieldMatcher(Matcher):
             k = 1 if m.group(1) else 2  # "Jane Roe, 72", "Jane Roe 45F"
             if int(m.group(k)) <= 120:
                 return [(m.start(k), m.end(k), "AGE")]
+        m = _NUMBER_AFTER_NAME.match(text, b, end)
+        if m is not None:
+            return [(m.start(1), m.end(1), "IDNUM")]  # "Assuré : Pierre Martin N° 402 654 803 958 12"
         alias = self._alias.match(text, b, end) if self._alias is not None else None
         if alias is not None:
             span = self._name_run(text, alias.end(), min(end, alias.end() + 60))
@@ -906,7 +966,9 @@ class FormFieldMatcher(Matcher):
                 break
         return (words[0][0], words[-1][1]) if words else None
 
-    def _name_word(self, word: str, lower_line: bool, caps_line: bool, strict: bool = False) -> bool:
+    def _name_word(
+        self, word: str, lower_line: bool, caps_line: bool, strict: bool = False, lenient: bool = False
+    ) -> bool:
         if _NAME_WORD.fullmatch(word) is None:
             return False
         key = label_key(word)
@@ -914,7 +976,8 @@ class FormFieldMatcher(Matcher):
             key in self._name_stops
             or key in self.table.credentials
             or key in self.table.titles
-            or key in self.table.skip_words
+            or (key in self.table.skip_words and not lenient)
+            or (key in self._address_words and not lenient)
             or _SPECIALTY.fullmatch(word) is not None
         ):
             return False
@@ -924,11 +987,14 @@ class FormFieldMatcher(Matcher):
         if len(letters) == 1:
             return letters.isupper() or lower_line
         if (
-            self.allowlist is not None
+            not lenient
+            and self.allowlist is not None
             and self.allowlist.contains(letters)
             and not self._in_name_lists(letters)
         ):
             return False
+        if lenient and not lower_line and letters[0].isupper():
+            return True  # a name label: any capitalised word ("Apellidos: Pasos Garcia")
         if lower_line or caps_line:
             if strict:
                 return self._names is not None and self._names.contains(letters)
@@ -951,16 +1017,18 @@ class FormFieldMatcher(Matcher):
         table = self.table
         n = len(toks)
         titled = False
+        lenient = g.lenient
         while i < n:
             key = label_key(text[toks[i][0] : toks[i][1]])
-            if key in table.titles or key in table.skip_words:
+            if key in table.titles or (key in table.skip_words and not lenient):
                 titled = titled or key in table.titles
                 i += 1
                 continue
             break
         words: list[tuple[int, int]] = []
         pending: list[tuple[int, int]] = []  # connectors waiting for the next name word
-        while i < n and len(words) < g.max_words:
+        count = 0  # name words, connectors not counted ("Jose Luis Del Castillo Pardo de Vera")
+        while i < n and count < g.max_words:
             a, b = toks[i]
             w = text[a:b]
             if w == "," and not pending and self._surname_part(text, words):
@@ -969,7 +1037,7 @@ class FormFieldMatcher(Matcher):
                     wa = text[toks[j][0] : toks[j][1]]
                     # given names after "SURNAME," ("NGUYEN, HONG THI", "XIONG, PA NHIA")
                     nxt = text[toks[j + 1][0] : toks[j + 1][1]] if j + 1 < n else ""
-                    given = self._name_word(wa, lower_line, caps_line, strict) or (
+                    given = self._name_word(wa, lower_line, caps_line, strict, lenient) or (
                         not strict
                         and self._given_name_word(wa, caps_line)
                         and (
@@ -986,8 +1054,10 @@ class FormFieldMatcher(Matcher):
                     words.extend(after)
                     i = j
                 break
-            if w.casefold() in self.connectors and words:
-                pending.append((a, b))
+            if w.casefold() in self.connectors and (
+                words or pending or self._starts_name(text, toks, i, g, lower_line, caps_line)
+            ):
+                pending.append((a, b))  # "van der Berg", and "De Miguel Rivera" at the start
                 i += 1
                 continue
             if w in _QUOTES and words:
@@ -995,15 +1065,20 @@ class FormFieldMatcher(Matcher):
                 i += 1
                 continue
             if not (
-                self._name_word(w, lower_line, caps_line, strict)
+                self._name_word(w, lower_line, caps_line, strict, lenient)
                 or self._surname_after(text, words, w, lower_line, caps_line)
                 or (words and self._name_goes_on(w, lower_line, caps_line))
             ):
                 break
+            if len(w) == 1 and text[b : b + 1] == "/":
+                break  # "C/ Irunlarrea": a street, not an initial
             words.extend(pending)
             pending = []
             words.append((a, b))
+            count += 1
             i += 1
+            if w.endswith(".") and len(w.replace(".", "")) >= 3 and label_key(w) not in self._abbreviations:
+                break  # "Gabriel Maldonado Fonseca. Cátedra de ...": the sentence ends with the name
         if not words:
             return i + 1, None
         a, b = words[0][0], words[-1][1]
@@ -1020,7 +1095,7 @@ class FormFieldMatcher(Matcher):
             return i, None
         if g.require_known and not titled and not any(self._in_name_lists(text[x:y]) for x, y in words):
             return i, None  # "Betreff: Verlegungsbericht Intensivstation"
-        if len(words) == 1 and not titled:
+        if len(words) == 1 and not titled and not lenient:
             lone = value.rstrip(".")
             if not self._in_name_lists(lone) and (
                 self._zipf_of(lone) >= self.table.lone_name_zipf or (lone.isupper() and not caps_line)
@@ -1050,8 +1125,10 @@ class FormFieldMatcher(Matcher):
         if not words:
             return None
         first, last = label_key(words[0]), label_key(words[-1])
-        if first in table.house_words:
-            return "HOUSE", 0
+        if first in table.house_words or self._house_part(words):
+            return "HOUSE", 0  # "kv. 12", "2ºA", "B", "3 C"
+        if _SLASH_STREET.match(part):
+            return "STREET", 0  # "C/ Mayor 3"
         if first in table.city_words and len(words) > 1:
             return "CITY", len(part) - len(part[len(words[0]) :].lstrip())
         if first in table.region_words or last in table.region_words:
@@ -1064,14 +1141,73 @@ class FormFieldMatcher(Matcher):
                 return "STREET", 0
         return None
 
+    def _split_street(self, text: str, a: int, b: int) -> list[tuple[int, int, str]]:
+        """A street part that goes on with a postcode and a town without a comma ("21 rue Belleville 75020
+        Paris", "255 Rue Pierre Charlot Paris 75015"): street, then town and postcode."""
+        m = _INNER_POSTCODE.search(text, a, b)
+        if m is None or not _LETTER.search(text, a, m.start()):
+            return [(a, b, "STREET")]
+        head_end = m.start()
+        while head_end > a and text[head_end - 1] in " \t,":
+            head_end -= 1
+        out: list[tuple[int, int, str]] = []
+        # a known town right before the postcode ("... Charlot Paris 75015")
+        words = list(_WORD.finditer(text, a, head_end))
+        if len(words) >= 3 and self._places is not None:
+            last = words[-1]
+            if self._places.lookup(last.group()) == "cities" and not _DIGIT.search(last.group()):
+                head_end2 = last.start()
+                while head_end2 > a and text[head_end2 - 1] in " \t,":
+                    head_end2 -= 1
+                out = [(a, head_end2, "STREET"), (last.start(), last.end(), "CITY")]
+        if not out:
+            out = [(a, head_end, "STREET")]
+        out.append((m.start(), m.end(), "ZIP"))
+        rest = m.end()
+        while rest < b and text[rest] in " \t":
+            rest += 1
+        if rest < b:
+            town = self._classify_words(text, rest, b, True)
+            if town:
+                out.extend(town)
+        return out
+
+    def _house_part(self, words: list[str]) -> bool:
+        """A floor, door or flat written short ("2ºB", "3 C", "P1 2B", "A-6", "4 izq."): at most three
+        words, each with a digit, of at most two letters, or a house word of the table."""
+        if not words or len(words) > 3:
+            return False
+        digit = False
+        for w in words:
+            core = w.strip(".,")
+            if _DIGIT.search(core):
+                digit = True
+                if len(core) > 6 or sum(ch.isdigit() for ch in core) > 4:
+                    return False  # "53703": a postcode, not a flat
+            elif not (len(core) == 1 or core.islower() or label_key(w) in self.table.house_words):
+                return False  # "GE", "WI": a region code
+        return digit or len(words) == 1
+
     def _marked_address(
         self, text: str, parts: list[tuple[int, int]], in_paren: set[int]
     ) -> list[tuple[int, int, str]] | None:
         """An address whose parts carry marker words (any order: "г. Москва, ул. Ленина, д. 5, кв. 12"),
         or None when no part has one."""
-        marks = [self._marker(text[a:b]) for a, b in parts]
+        marks = [None if i in in_paren else self._marker(text[a:b]) for i, (a, b) in enumerate(parts)]
         if not any(marks):
             return None
+        for i in range(len(marks) - 1):
+            nxt = marks[i + 1]
+            if marks[i] is None and nxt is not None and nxt[0] == "HOUSE" and i == 0:
+                marks[i] = ("STREET", 0)  # "Carrer Dr. Antic Roca, 38"
+        if (
+            len(marks) > 1
+            and marks[1] is None
+            and _HOUSE_NUMBER.fullmatch(text[parts[0][0] : parts[0][1]])
+            and _LETTER.search(text, parts[1][0], parts[1][1])
+            and 1 not in in_paren
+        ):
+            marks[1] = ("STREET", 0)  # "48, route d'Arlon": the number, then its street
         out: list[tuple[int, int, str]] = []
         for i, ((a, b), mark) in enumerate(zip(parts, marks, strict=True)):
             cut = self._cut_prose(text, a, b)
@@ -1092,7 +1228,9 @@ class FormFieldMatcher(Matcher):
                 break
             if _ZIP.fullmatch(part):
                 out.append((a, b, "ZIP"))
-            elif mark is None and (_ZIP_FIRST.fullmatch(part) or _ZIP_LAST.fullmatch(part)):
+            elif (mark is None or mark[0] == "HOUSE") and (
+                _ZIP_FIRST.fullmatch(part) or _ZIP_LAST.fullmatch(part)
+            ):
                 have_city = any(lbl == "CITY" for _, _, lbl in out)
                 out.extend(self._classify_part(text, a, b, have_city) or [])
             elif mark is not None and mark[0] == "CITY":
@@ -1100,7 +1238,12 @@ class FormFieldMatcher(Matcher):
             elif mark is not None and mark[0] == "STATE":
                 out.append((a, b, "STATE"))
             elif mark is not None and mark[0] == "STREET":
-                out.append((a, b, "STREET"))
+                street = self._split_street(text, a, b)
+                if last == "STREET" and _HOUSE_NUMBER.fullmatch(text[out[-1][0] : out[-1][1]]):
+                    out[-1] = (out[-1][0], street[0][1], "STREET")  # "48, route d'Arlon"
+                    out.extend(street[1:])
+                else:
+                    out.extend(street)
             elif (mark is not None and mark[0] == "HOUSE") or (
                 _DIGIT.search(part) and len(part.split()) <= 3
             ):
@@ -1375,7 +1518,7 @@ class FormFieldMatcher(Matcher):
             while b > a and text[b - 1] in " \t.":
                 b -= 1
             if text[b : b + 1] == "." and label_key(text[a:b].rsplit(None, 1)[-1] if b > a else "") in (
-                self._abbreviations
+                self._address_words
             ):
                 b += 1  # "Московская обл."
             if b > a:
@@ -1447,9 +1590,11 @@ class FormFieldMatcher(Matcher):
             lower = not any(ch.isupper() for ch in text[a:b])
             first = text[a:b]
             known = self._places.lookup(first) if self._places is not None else None
-            if lower and not line_lower and known is None:
+            if lower and not line_lower and known is None and _LETTER.search(first):
                 return []  # "Provenienza: ambulatorio": a word, not a place name
-            if _ZIP_FIRST.fullmatch(first) or _ZIP_LAST.fullmatch(first):
+            if _ZIP.fullmatch(first):
+                out.append((a, b, "ZIP"))  # "Localidad: 45003"
+            elif _ZIP_FIRST.fullmatch(first) or _ZIP_LAST.fullmatch(first):
                 out.extend(self._classify_part(text, a, b, False) or [])
             elif (_HOUSE_NUMBER_AFTER.search(first) or _HOUSE_NUMBER_BEFORE.match(first)) and not any(
                 self._function_word(w) for w in first.split()
