@@ -158,6 +158,10 @@ def record_builders(language: str) -> dict[str, Callable[[int], str]]:
         "distinct titled names": lambda n: " ".join(f"{title} {nm} kam." for nm in _names(n)),
         "one name repeated": lambda n: f"{title} Quorvath Belindrax. " + "Quorvath, Belindrax " * n,
         "key and spaces": lambda n: f"{key}:" + " " * n + "Ab",
+        "label cells on one line": lambda n: " | ".join(f"{key} | {nm}" for nm in _names(n)),
+        "table under a header row": lambda n: (
+            f"| {key} | {key} |\n|---|---|\n" + "".join(f"| {nm} | 01.02.1950 |\n" for nm in _names(n))
+        ),
     }
 
 

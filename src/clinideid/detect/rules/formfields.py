@@ -6,7 +6,9 @@ How a line is read:
    is a label at the start of a line, after a separator (``|``, tab, ``;``, ``,``, a dash, two spaces,
    an earlier finding), when written with a capital, or anywhere after another field of the same line.
    A *bare* label ("DOB", "born", "admitted", "Geb.") needs no colon, but only counts when a value of
-   its kind's shape follows ("DOB 11 June 1949", "born 3/4/1950").
+   its kind's shape follows ("DOB 11 June 1949", "born 3/4/1950"). In a table, a cell that holds a
+   label has its value in the next cell ("DOB | 3/4/1950"); a header row (above a "|---|" rule, or with
+   two labels side by side) makes the cells below each label values of its kind, read more strictly.
 2. **Values.** A label's value starts after its separator and ends at the next label of the line (of any
    kind, PHI or not), at the line end, or at a ``|``, tab, ``;``, two spaces or a spaced dash; a comma
    ends it too unless the kind allows one (an address "48, route d'Arlon"; a name "Smith, John").
@@ -26,8 +28,9 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
+from itertools import pairwise
 from typing import Any
 
 import regex
@@ -51,6 +54,15 @@ _COLON = regex.compile(r"[:=]")
 _WORD_START = regex.compile(r"(?<![\p{L}\p{N}\-/'’])\p{L}[\p{L}\p{M}.'’]*")
 _MASKED = regex.compile("[\ue000-\ue0ff]")
 _NEWLINE = regex.compile(r"\n")
+_CELL_SEP = regex.compile(r"[|\t]")
+#: kinds whose labels also head columns of other things ("Probe", "Auftrag", "Sitzung"): no column tables
+_NO_COLUMN = frozenset({"IDNUM"})
+_CLOCK = regex.compile(r"\d{1,2}[:.h]\d{2}(?::\d{2})?(?:[ ]?[-–][ ]?\d{1,2}[:.h]\d{2})?")
+_MEASURE = regex.compile(
+    r"\d{1,4}[.,]\d{1,3}(?:[ ]?[\-–][ ]?\d{1,4}(?:[.,]\d{1,3})?)?|\d{1,4}[ ]?[\-–][ ]?\d{1,4}[.,]\d{1,3}"
+)
+_WORD_SHAPES = frozenset({"name", "place", "address", "words"})
+_TABLE_RULE = regex.compile(r"[ \t]*\|?[ \t]*:?-{3,}[ \t|:+\-]*")
 # where a value ends whatever its kind
 _HARD_END = regex.compile(r"[|\t;•·]|(?<!,)[ ]{2,}|[ ]*-{2,}|[ ]+[–—][ ]+")
 _SENTENCE_STOP = regex.compile(
@@ -146,6 +158,7 @@ class _Hit:
     colon: bool
     line: int = 0
     ok: bool = True
+    column: bool = False  # a cell under a header label: no label of its own
 
 
 def _first_word_key(form: str) -> str:
@@ -416,6 +429,72 @@ class FormFieldMatcher(Matcher):
                 next_free = m.end()
                 yield m
 
+    def _cell_hits(self, text: str) -> Iterator[_Hit]:
+        """Fields of tables. A label that fills a cell has its value in the next cell ("Patient | Ann Lee |
+        DOB | 3/4/1950", "DOB<tab>3/4/1950"): the cell separator works as its colon. A header row (a row
+        above a "|---|" rule, or one with two labels side by side) names columns: the cells below a label,
+        in the rows of as many cells that follow, are values of its kind."""
+        line_end = -1
+        seps: list[int] = []
+        columns: list[Group | None] | None = None
+        for m in _CELL_SEP.finditer(text):
+            c = m.start()
+            if c > line_end:
+                if seps:
+                    found, columns = self._row_hits(text, seps, line_end, columns)
+                    yield from found
+                line_start = text.rfind("\n", 0, c) + 1
+                if line_start != line_end + 1:
+                    columns = None  # a line that is no table row came between
+                line_end = text.find("\n", c)
+                if line_end < 0:
+                    line_end = len(text)
+                seps = [line_start - 1]  # where the line starts, less one
+            seps.append(c)
+        if seps:
+            yield from self._row_hits(text, seps, line_end, columns)[0]
+
+    def _row_hits(
+        self, text: str, seps: list[int], line_end: int, columns: list[Group | None] | None
+    ) -> tuple[list[_Hit], list[Group | None] | None]:
+        """The fields of one table row and the columns the rows below it have; ``seps``: where the line
+        starts (less one), then its cell separators; ``columns``: the groups of the header row above."""
+        cells: list[tuple[int, int]] = []
+        for k, start in enumerate(seps):
+            a, b = start + 1, seps[k + 1] if k + 1 < len(seps) else line_end
+            while a < b and text[a] in " \t":
+                a += 1
+            while b > a and text[b - 1] in " \t":
+                b -= 1
+            cells.append((a, b))
+        if _TABLE_RULE.fullmatch(text, seps[0] + 1, line_end) is not None:
+            return [], columns  # the rule under a header row
+        groups: list[Group | None] = []
+        for a, b in cells:
+            g = None
+            if 0 < b - a <= MAX_LABEL_CHARS and text[b - 1] not in ":=" and text[a].isalpha():
+                g = self._lookup(text[a:b])
+            groups.append(g)
+        nxt = text.find("\n", line_end + 1)
+        header = _TABLE_RULE.fullmatch(text, line_end + 1, len(text) if nxt < 0 else nxt) is not None or any(
+            x is not None and y is not None for x, y in pairwise(groups)
+        )
+        if header:
+            return [], groups if any(g is not None and g.kind is not None for g in groups) else None
+        if columns is not None and len(columns) == len(cells):
+            hits = [
+                _Hit(a, a, a, g, True, column=True)
+                for (a, b), g in zip(cells, columns, strict=True)
+                if g is not None and g.kind is not None and g.kind not in _NO_COLUMN and b > a
+            ]
+            return hits, columns
+        hits = [
+            _Hit(a, b, seps[k + 1] + 1, g, True)
+            for k, ((a, b), g) in enumerate(zip(cells[:-1], groups, strict=False))
+            if g is not None
+        ]
+        return hits, None
+
     def _hits(self, text: str) -> list[_Hit]:
         hits: list[_Hit] = []
         floor = 0
@@ -427,6 +506,7 @@ class FormFieldMatcher(Matcher):
             if h is not None:
                 hits.append(h)
             floor = c + 1
+        hits.extend(self._cell_hits(text))
         if self._bare is not None:
             for m in self._bare_matches(text):
                 form = m.group()
@@ -441,7 +521,7 @@ class FormFieldMatcher(Matcher):
                     continue  # a label with a colon: found above
                 gap = _BARE_GAP.match(text, end)
                 hits.append(_Hit(m.start(), end, gap.end() if gap else end, g, False))
-        hits.sort(key=lambda h: (h.start, -h.end, not h.colon))
+        hits.sort(key=lambda h: (h.start, not h.colon, -h.end))
         kept: list[_Hit] = []
         for h in hits:
             if kept and h.start < kept[-1].end:
@@ -505,7 +585,7 @@ class FormFieldMatcher(Matcher):
                 and h.start - last_field.value <= MAX_VALUE_CHARS
                 and _SENTENCE_END.search(text, last_field.value, h.start) is None
             )
-            h.ok = self._position_ok(text, h, line_start, after_field) if h.colon else True
+            h.ok = self._position_ok(text, h, line_start, after_field) if h.colon and not h.column else True
             if h.ok and h.colon:
                 last_field = h
         out: list[tuple] = []
@@ -525,7 +605,8 @@ class FormFieldMatcher(Matcher):
                 # cue rules may still read the value
                 next_start = h.start
                 continue
-            out.append((h.start, h.end, None))
+            if h.end > h.start:
+                out.append((h.start, h.end, None))
             detail = (h.group.id, h.group.role)
             out.extend((s, e, label, detail) for s, e, label in values)
             out.extend(self._then(text, h.group, values, end, case))
@@ -590,9 +671,19 @@ class FormFieldMatcher(Matcher):
             return []
         first = _COMMA_END.search(text, s, end)
         head = text[s : first.start() if first else end].strip(" \t.:")
-        if label_key(head) in self.table.null_values or label_key(text[s:end]) in self.table.null_values:
+        whole = label_key(text[s:end])
+        if label_key(head) in self.table.null_values or whole in self.table.null_values:
             return []
+        if whole in self.table.labels or text[s:end] in self.table.exact:
+            return []  # another label ("Name | DOB | MRN": a header row), not a value
         shape = g.shape
+        if (
+            h.column
+            and shape in _WORD_SHAPES
+            and g.kind != "PROFESSION"
+            and not (text[s].isupper() or (shape == "address" and text[s].isdigit()))
+        ):
+            return None  # a column of words in lower case ("deltoide sx" under "Sede"): not names
         if shape == "name" and (text[s].isdigit() or text[s] in "+("):
             # a name field holding a number or a date ("Contact: 0171 ...", "Signed: 03/04/2024")
             date = self._date_value(text, s, end)
@@ -600,16 +691,20 @@ class FormFieldMatcher(Matcher):
                 return [(date[0], date[1], "DATE")]
             phone = self._phone_value(text, s, end)
             return [(phone[0], phone[1], "PHONE")] if phone is not None else None
+        strict = not h.colon or h.column  # a cell under a header is weaker evidence than "Label: value"
         if shape == "name":
-            found = self._name_values(text, s, end, g, case, strict=not h.colon)
+            named = replace(g, lenient=False) if h.column and g.lenient else g
+            found = self._name_values(text, s, end, named, case, strict=strict)
         elif shape == "date":
             found = self._date_value(text, s, end)
         elif shape == "phone":
             found = self._phone_value(text, s, end)
         elif shape == "id":
-            found = self._id_value(text, s, end, strict=not h.colon)
+            found = self._id_value(text, s, end, strict=strict)
+            if h.column and found is not None and found[1] < end:
+                found = None  # an identifier fills its cell: "DDD 2019 implantiert" describes
         elif shape == "number":
-            found = self._number_value(text, s, end, strict=not h.colon)
+            found = self._number_value(text, s, end, strict=strict)
         elif shape == "age":
             found = self._regex_value(_AGE, text, s, end)
         elif shape == "zip":
@@ -788,6 +883,8 @@ class FormFieldMatcher(Matcher):
             return None
         a, b = toks[0][0], toks[-1][1]
         value = text[a:b]
+        if _MEASURE.fullmatch(value) or _CLOCK.fullmatch(value):
+            return None  # "3.5-5.0", "14:30": a measure or a time, not an identifier
         alnum = sum(ch.isalnum() for ch in value)
         if alnum < (4 if strict else 3):
             return None
