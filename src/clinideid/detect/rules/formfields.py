@@ -55,6 +55,10 @@ _WORD_START = regex.compile(r"(?<![\p{L}\p{N}\-/'’])\p{L}[\p{L}\p{M}.'’]*")
 _MASKED = regex.compile("[\ue000-\ue0ff]")
 _NEWLINE = regex.compile(r"\n")
 _CELL_SEP = regex.compile(r"[|\t]")
+_SUB_LABEL = regex.compile(r"(?<=\p{L})[ \t]*:(?=[ \t])")
+_CONTACT_SHAPES = frozenset({"phone", "email", "token", "id", "date"})
+_CONTACT_AFTER = regex.compile(r"[.]?[ \t]*[:(+\d]")
+_GARBLED_DATE = regex.compile(r"\d{1,6}[./\-](?:\d{1,2}[./\-])?(?:19|20)\d\d(?![\p{L}\p{N}])")
 #: kinds whose labels also head columns of other things ("Probe", "Auftrag", "Sitzung"): no column tables
 _NO_COLUMN = frozenset({"IDNUM"})
 _CLOCK = regex.compile(r"\d{1,2}[:.h]\d{2}(?::\d{2})?(?:[ ]?[-–][ ]?\d{1,2}[:.h]\d{2})?")
@@ -127,7 +131,11 @@ _DATE_TOKEN = regex.compile(r"\d{1,4}[./\-]\d{1,2}[./\-]\d{2,4}")
 _HOUSE_PART = regex.compile(
     r"\d{0,4}[ ]?[ºª°]?[ ]?[A-Za-z]{0,2}\.?|\d{1,4}[ºª]?(?:[ \-/]\d{1,4}[ºª]?[A-Za-z]?)?"
 )
-_SLASH_STREET = regex.compile(r"\p{L}{1,2}/[ ]?\p{L}")
+_SLASH_STREET = regex.compile(r"\p{L}{1,2}/\.?[ ]?\p{L}")
+#: a capitalised word ending a sentence before another ("Villa. Servicio de Urología")
+_CAPITAL_SENTENCE_END = regex.compile(r"(?<![\p{L}])(\p{Lu}\p{Ll}{3,40})\.(?=[ \t]+\p{Lu}\p{Ll})")
+#: what may stand between a name and the address written after it ("Dr. Ann Roe. Calle Mayor 3, Madrid")
+_ADDRESS_AFTER_NAME = regex.compile(r"[ \t]*[.,]?[ \t]+")
 _AFTER_FUNCTION_WORD = regex.compile(r"[ \t,]*\p{L}+[ \t]+(?=[\p{Lu}\d])")
 _HOUSE_NUMBER_AFTER = regex.compile(r"\p{L}{3,}\.?[ ]\d{1,3}[a-zA-Z]?$")
 _HOUSE_NUMBER_BEFORE = regex.compile(r"\d{1,3}[a-zA-Z]?,?[ ]\p{L}{3,}")
@@ -665,6 +673,10 @@ class FormFieldMatcher(Matcher):
             hard = _HARD_END.search(text, hard.end(), end)  # "Adrian  Muñoz Hernández": a gap in a name
         if hard is not None:
             end = hard.start()
+        if g.shape == "words":
+            sub = _SUB_LABEL.search(text, s, end)
+            if sub is not None:
+                end = sub.start()  # "Laboratorio: Biometría hemática: ...": a label of another form
         while end > s and text[end - 1] in " \t":
             end -= 1
         if end <= s:
@@ -696,7 +708,7 @@ class FormFieldMatcher(Matcher):
             named = replace(g, lenient=False) if h.column and g.lenient else g
             found = self._name_values(text, s, end, named, case, strict=strict)
         elif shape == "date":
-            found = self._date_value(text, s, end)
+            found = self._date_value(text, s, end, garbled=h.colon and not h.column)
         elif shape == "phone":
             found = self._phone_value(text, s, end)
         elif shape == "id":
@@ -753,7 +765,10 @@ class FormFieldMatcher(Matcher):
         if label_key(w) in self.table.labels:
             return False
         if g.shape == "name":
-            return g.lenient and len(w) >= 2 and w[:1].isupper() and _NAME_GAP_WORD.fullmatch(w) is not None
+            if not (len(w) >= 2 and w[:1].isupper() and _NAME_GAP_WORD.fullmatch(w) is not None):
+                return False
+            # a name label's value, or a surname the lists know ("Jose Antonio  Contreras Ibáñez")
+            return g.lenient or (self._in_name_lists(w) and self._zipf_of(w) < self.table.name_goes_on_zipf)
         if g.shape == "id":
             return w.isdigit()
         if g.shape == "address":
@@ -775,7 +790,9 @@ class FormFieldMatcher(Matcher):
             return None
         return m.start(), m.end()
 
-    def _date_value(self, text: str, s: int, end: int) -> tuple[int, int] | None:
+    def _date_value(self, text: str, s: int, end: int, *, garbled: bool = False) -> tuple[int, int] | None:
+        """A date (or partial date) at the start of ``[s, end)``. ``garbled``: after a date label with a
+        colon, digits and date separators ending with a year are a date typed wrong ("26708/2017")."""
         from clinideid.transform.calendar_names import lookup_month, lookup_weekday
         from clinideid.transform.dates import parse_date
 
@@ -826,6 +843,10 @@ class FormFieldMatcher(Matcher):
                     parsed = parse_date(fixed, self.language)
             if parsed is not None and parsed.precision != "time" and not parsed.has_time:
                 return a, b  # a clock time after the date is not part of it
+        if garbled:
+            m = _GARBLED_DATE.match(text, s, end)
+            if m is not None:
+                return m.start(), m.end()
         return None
 
     def _phone_value(self, text: str, s: int, end: int) -> tuple[int, int] | None:
@@ -946,8 +967,10 @@ class FormFieldMatcher(Matcher):
             if span is not None:
                 out.append((span[0], span[1], g.kind))  # type: ignore[arg-type]
                 out.extend(self._after_name(text, span[1], end, g))
-            if not g.many or span is None:
+            if not g.many or span is None or out[-1][2] not in (g.kind, "AGE"):
                 break
+            if text[span[1] : span[1] + 1] == "." and not text[span[1] - 2 : span[1] - 1].isupper():
+                break  # the sentence ends with the name: what follows is no other name of the list
             # another name after ',', ';', '/', 'and', '&'
             while i < len(toks) and (
                 text[toks[i][0] : toks[i][1]] in ",;/&"
@@ -970,7 +993,7 @@ class FormFieldMatcher(Matcher):
             text[toks[j][0] : toks[j][1]], lower_line, caps_line, False, g.lenient
         )
 
-    def _name_goes_on(self, w: str, lower_line: bool, caps_line: bool) -> bool:
+    def _name_goes_on(self, w: str, lower_line: bool, caps_line: bool, nxt: str = "") -> bool:
         """A capitalised word after name words that is still part of the name: a suffix ("Jr."), or a word
         that is not a frequent word of the language ("Thi Mai Nguyen", "Sabine Will")."""
         if _NAME_SUFFIX.fullmatch(w):
@@ -982,7 +1005,15 @@ class FormFieldMatcher(Matcher):
             return False
         if key in self.table.titles or key in self._address_words or _SPECIALTY.fullmatch(w) is not None:
             return False
-        return self._zipf_of(w) < self.table.name_goes_on_zipf
+        if self._zipf_of(w) < self.table.name_goes_on_zipf or self._in_name_lists(w):
+            return True
+        # a frequent word between name words ("Beatriz Puerto Hernández"): a known surname must follow
+        return (
+            bool(nxt)
+            and nxt[:1].isupper()
+            and label_key(nxt) not in self.table.labels
+            and (self._in_name_lists(nxt.rstrip(".,")))
+        )
 
     def _given_name_word(self, w: str, caps_line: bool) -> bool:
         """A word after "Surname," that may be a given name: capitalised (or in capitals), not a label,
@@ -1032,6 +1063,9 @@ class FormFieldMatcher(Matcher):
         m = _NUMBER_AFTER_NAME.match(text, b, end)
         if m is not None:
             return [(m.start(1), m.end(1), "IDNUM")]  # "Assuré : Pierre Martin N° 402 654 803 958 12"
+        address = self._address_after_name(text, b, end)
+        if address:
+            return address
         alias = self._alias.match(text, b, end) if self._alias is not None else None
         if alias is not None:
             span = self._name_run(text, alias.end(), min(end, alias.end() + 60))
@@ -1048,6 +1082,29 @@ class FormFieldMatcher(Matcher):
             ):
                 return [(m.start(1), m.end(1), kind)]  # "Nguyễn Văn Bảo (NGUYEN, Van Bao)"
         return []
+
+    def _address_after_name(self, text: str, b: int, end: int) -> list[tuple[int, int, str]]:
+        """The address written after a name in the same field, when it starts with a street word ("Remitido
+        por: Dra. Ana Roe C/ Mayor 15, 4º A 28804 Alcalá"): it must hold a house number or a postcode."""
+        m = _ADDRESS_AFTER_NAME.match(text, b, end)
+        if m is None:
+            return []
+        part = _ADDRESS_PART.match(text, m.end(), end)
+        if part is None:
+            return []
+        words = part.group().split()
+        if not words or not words[0][:1].isupper():
+            return []
+        if label_key(words[0]) not in self.table.street_words and not _SLASH_STREET.match(words[0]):
+            return []  # the street word comes first ("Servicio de ..., Av. X" is a department)
+        street = Group("address", "STREET", None, "address", 10, False, False)
+        stop = _CAPITAL_SENTENCE_END.search(text, m.end(), end)
+        while stop is not None and label_key(stop.group(1)) in self._abbreviations:
+            stop = _CAPITAL_SENTENCE_END.search(text, stop.end(), end)  # "Avda. Campanar"
+        found = self._place_values(text, m.end(), stop.start() + len(stop.group(1)) if stop else end, street)
+        if not any(lbl == "ZIP" or _DIGIT.search(text, x, y) for x, y, lbl in found):
+            return []  # "Dr Ann Lee, Oak Street Surgery": a practice, not an address
+        return found
 
     def _name_run(self, text: str, s: int, end: int) -> tuple[int, int] | None:
         """The capitalised name words at ``s`` (at most four), e.g. after "aka" or "née"."""
@@ -1164,11 +1221,22 @@ class FormFieldMatcher(Matcher):
             if not (
                 self._name_word(w, lower_line, caps_line, strict, lenient)
                 or self._surname_after(text, words, w, lower_line, caps_line)
-                or (words and self._name_goes_on(w, lower_line, caps_line))
+                or (
+                    words
+                    and self._name_goes_on(
+                        w, lower_line, caps_line, text[toks[i + 1][0] : toks[i + 1][1]] if i + 1 < n else ""
+                    )
+                )
             ):
                 break
             if len(w) == 1 and text[b : b + 1] == "/":
                 break  # "C/ Irunlarrea": a street, not an initial
+            if (
+                words
+                and label_key(w) in table.street_words
+                and any(_DIGIT.search(text, x, y) for x, y in toks[i + 1 : i + 8])
+            ):
+                break  # "Josep Rubio Palau Paseo de Gracia 12": the address after the name
             words.extend(pending)
             pending = []
             words.append((a, b))
@@ -1269,6 +1337,18 @@ class FormFieldMatcher(Matcher):
                 out.extend(town)
         return out
 
+    def _house_then_postcode(self, text: str, a: int, b: int) -> list[tuple[int, int, str]] | None:
+        """A floor or door, then the postcode and town, in one part ("4.º A 28804 Alcalá de Henares"):
+        the house part, then what ``_split_street`` reads after it; None when the part is not so."""
+        m = _INNER_POSTCODE.search(text, a, b)
+        if m is None:
+            return None
+        head = text[a : m.start()].rstrip(" \t,")
+        if not head or not self._house_part(head.split()):
+            return None
+        found = self._split_street(text, a, b)
+        return found if len(found) > 1 else None
+
     def _house_part(self, words: list[str]) -> bool:
         """A floor, door or flat written short ("2ºB", "3 C", "P1 2B", "A-6", "4 izq."): at most three
         words, each with a digit, of at most two letters, or a house word of the table."""
@@ -1348,6 +1428,9 @@ class FormFieldMatcher(Matcher):
                     out[-1] = (out[-1][0], b, "STREET")  # "ул. Ленина, д. 5, кв. 12"
                 else:
                     out.append((a, b, "STREET"))
+            elif last == "STREET" and (inner := self._house_then_postcode(text, a, b)) is not None:
+                out[-1] = (out[-1][0], inner[0][1], "STREET")  # "..., 4.º A 28804 Alcalá de Henares"
+                out.extend(inner[1:])
             else:
                 have_city = any(lbl == "CITY" for _, _, lbl in out)
                 classified = self._classify_part(text, a, b, have_city, known_only=i in in_paren)
@@ -1524,8 +1607,13 @@ class FormFieldMatcher(Matcher):
             if kept and w.casefold() in self.connectors:
                 pending.append((x, y))
                 continue
-            if _DIGIT.search(w):
-                break
+            label = self.table.labels.get(label_key(w)) if kept else None
+            if _DIGIT.search(w) or (
+                label is not None
+                and label.shape in _CONTACT_SHAPES
+                and _CONTACT_AFTER.match(text, x + len(w), min(len(text), y + 4)) is not None
+            ):
+                break  # "Valencia Tel 96 ...": a contact label without its colon ends the place
             if lower:
                 if self._function_word(w):
                     break
