@@ -56,6 +56,7 @@ _MASKED = regex.compile("[\ue000-\ue0ff]")
 _NEWLINE = regex.compile(r"\n")
 _CELL_SEP = regex.compile(r"[|\t]")
 _SUB_LABEL = regex.compile(r"(?<=\p{L})[ \t]*:(?=[ \t])")
+_PART_POSTCODE = regex.compile(r"(?<![\p{L}\p{N}])(?:\d{5}|\d{2}[ ]\d{3})(?![\p{L}\p{N}])")
 _CONTACT_SHAPES = frozenset({"phone", "email", "token", "id", "date"})
 _CONTACT_AFTER = regex.compile(r"[.]?[ \t]*[:(+\d]")
 _GARBLED_DATE = regex.compile(r"\d{1,6}[./\-](?:\d{1,2}[./\-])?(?:19|20)\d\d(?![\p{L}\p{N}])")
@@ -71,7 +72,7 @@ _TABLE_RULE = regex.compile(r"[ \t]*\|?[ \t]*:?-{3,}[ \t|:+\-]*")
 _HARD_END = regex.compile(r"[|\t;•·]|(?<!,)[ ]{2,}|[ ]*-{2,}|[ ]+[–—][ ]+")
 _SENTENCE_STOP = regex.compile(
     r"(?:(?<=\d)|(?<=(?<!\p{L})\p{Ll}{4,40})|(?<=\p{L}{4}))\.(?=[ \t]{2}|[ \t]*$)"
-    r"|(?<=\d)\.(?=[ \t]+\p{L})|(?<=(?<!\p{L})\p{Ll}{4,40})\.(?=[ \t])"
+    r"|(?<=\d)\.(?=[ \t]+\p{L}\p{L})|(?<=(?<!\p{L})\p{Ll}{4,40})\.(?=[ \t])"
 )
 _LAST_WORD = regex.compile(r"\p{L}+$")
 _SENTENCE_END = regex.compile(r"\p{Ll}{3}[.!?][ ]+\p{L}")
@@ -151,7 +152,7 @@ _OCR_PHONE = regex.compile(r"[+(]?[\dOoQlIiSZB][\dOoQlIiSZB ()./\-]{5,24}(?![\p{
 _DECIMAL = regex.compile(r"\d{1,3}[.,]\d{1,3}")
 #: words of departments and specialties ("Dermatology", "Kardiologie", "кардиолог"): never a name word
 _SPECIALTY = regex.compile(
-    r"(?i).{3,}(?:olog(?:y|ist|ie|ia|ía|ue|o|a|ische|isch|en|e)|iatr(?:y|ics|ie|ia|ía|ist)|ология|олог|иатр(?:ия)?)"
+    r"(?i).{2,}(?:olog(?:y|ist|ie|ia|ía|ue|o|a|ische|isch|en|e)|iatr(?:y|ics|ie|ia|ía|ist)|ология|олог|иатр(?:ия)?)"
 )
 _EMAIL = regex.compile(r"[\p{L}\p{N}._%+\-]+@[\p{L}\p{N}\-]+(?:\.[\p{L}\p{N}\-]+)+")
 _TOKEN_TRIM = ".,;:)]}>\"'"
@@ -706,6 +707,8 @@ class FormFieldMatcher(Matcher):
         strict = not h.colon or h.column  # a cell under a header is weaker evidence than "Label: value"
         if shape == "name":
             named = replace(g, lenient=False) if h.column and g.lenient else g
+            # a value in lower case on a line that has capitals: only names the lists know ("Médico: urologia")
+            strict = strict or (case[0] and not case[2])
             found = self._name_values(text, s, end, named, case, strict=strict)
         elif shape == "date":
             found = self._date_value(text, s, end, garbled=h.colon and not h.column)
@@ -1095,7 +1098,7 @@ class FormFieldMatcher(Matcher):
         words = part.group().split()
         if not words or not words[0][:1].isupper():
             return []
-        if label_key(words[0]) not in self.table.street_words and not _SLASH_STREET.match(words[0]):
+        if label_key(words[0]) not in self.table.street_words and not _SLASH_STREET.match(part.group()):
             return []  # the street word comes first ("Servicio de ..., Av. X" is a department)
         street = Group("address", "STREET", None, "address", 10, False, False)
         stop = _CAPITAL_SENTENCE_END.search(text, m.end(), end)
@@ -1338,16 +1341,21 @@ class FormFieldMatcher(Matcher):
         return out
 
     def _house_then_postcode(self, text: str, a: int, b: int) -> list[tuple[int, int, str]] | None:
-        """A floor or door, then the postcode and town, in one part ("4.º A 28804 Alcalá de Henares"):
-        the house part, then what ``_split_street`` reads after it; None when the part is not so."""
-        m = _INNER_POSTCODE.search(text, a, b)
+        """A floor or door, then the postcode and town, in one part ("4.º A 28804 Alcalá de Henares",
+        "6o A. 37007 Salamanca"): the house part, the postcode and the town; None when the part is not so."""
+        m = _PART_POSTCODE.search(text, a, b)
         if m is None:
             return None
-        head = text[a : m.start()].rstrip(" \t,")
+        head = text[a : m.start()].rstrip(" \t,.")
         if not head or not self._house_part(head.split()):
             return None
-        found = self._split_street(text, a, b)
-        return found if len(found) > 1 else None
+        out = [(a, a + len(head), "STREET"), (m.start(), m.end(), "ZIP")]
+        rest = m.end()
+        while rest < b and text[rest] in " \t":
+            rest += 1
+        if rest < b:
+            out.extend(self._classify_words(text, rest, b, True) or [])
+        return out
 
     def _house_part(self, words: list[str]) -> bool:
         """A floor, door or flat written short ("2ºB", "3 C", "P1 2B", "A-6", "4 izq."): at most three
@@ -1421,6 +1429,9 @@ class FormFieldMatcher(Matcher):
                     out.extend(street[1:])
                 else:
                     out.extend(street)
+            elif last == "STREET" and (inner := self._house_then_postcode(text, a, b)) is not None:
+                out[-1] = (out[-1][0], inner[0][1], "STREET")  # "..., 4.º A 28804 Alcalá de Henares"
+                out.extend(inner[1:])
             elif (mark is not None and mark[0] == "HOUSE") or (
                 _DIGIT.search(part) and len(part.split()) <= 3
             ):
@@ -1428,9 +1439,6 @@ class FormFieldMatcher(Matcher):
                     out[-1] = (out[-1][0], b, "STREET")  # "ул. Ленина, д. 5, кв. 12"
                 else:
                     out.append((a, b, "STREET"))
-            elif last == "STREET" and (inner := self._house_then_postcode(text, a, b)) is not None:
-                out[-1] = (out[-1][0], inner[0][1], "STREET")  # "..., 4.º A 28804 Alcalá de Henares"
-                out.extend(inner[1:])
             else:
                 have_city = any(lbl == "CITY" for _, _, lbl in out)
                 classified = self._classify_part(text, a, b, have_city, known_only=i in in_paren)
@@ -1626,8 +1634,10 @@ class FormFieldMatcher(Matcher):
                 return None
             if text[x + len(w) : y].startswith(".") and len(w) >= 5:
                 break  # "Graz, Steiermark. Die Mutter ...": the sentence ends here
-        if not kept:
-            return None
+        if not kept or all(
+            self._function_word(text[x:y]) or text[x:y].casefold() in self.connectors for x, y in kept
+        ):
+            return None  # "La coruña": an article is no place
         return kept[0][0], kept[-1][1]
 
     def _classify_part(
