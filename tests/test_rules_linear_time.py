@@ -35,6 +35,7 @@ import regex
 from clinideid.detect.rules import RuleEngine, compile_pack, load_merged_pack
 from clinideid.detect.rules import propagate as propagation
 from clinideid.detect.rules.compiler import expand
+from clinideid.detect.rules.fieldtable import packaged_table
 from clinideid.detect.rules.schema import PropagateSpec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -128,6 +129,12 @@ def derived_units(language: str) -> tuple[str, ...]:
         for rule, _src in ps.rules:
             if rule.kind == "field":
                 cues += [f"{rule.keys[0]}: ", f"{rule.keys[-1]}: Ab "]
+            elif rule.kind == "fields":
+                table = packaged_table(*(rule.tables or [language]))
+                for form in table.bare_forms[:: max(1, len(table.bare_forms) // 4)]:
+                    cues += [f"{form} ", f"{form} 1.2.1950 Ab "]
+                for key in list(table.labels)[:: max(1, len(table.labels) // 4)]:
+                    cues += [f"{key}: ", f"{key}: Ab, "]
             elif rule.kind == "context_name":
                 for cue in rule.cues[:2]:
                     cues += [f"{cue} ", f"{cue}: Ab "]
@@ -168,6 +175,10 @@ def record_builders(language: str) -> dict[str, Callable[[int], str]]:
         "distinct titled names": lambda n: " ".join(f"{title} {nm} kam." for nm in _names(n)),
         "one name repeated": lambda n: f"{title} Quorvath Belindrax. " + "Quorvath, Belindrax " * n,
         "key and spaces": lambda n: f"{key}:" + " " * n + "Ab",
+        "label cells on one line": lambda n: " | ".join(f"{key} | {nm}" for nm in _names(n)),
+        "table under a header row": lambda n: (
+            f"| {key} | {key} |\n|---|---|\n" + "".join(f"| {nm} | 01.02.1950 |\n" for nm in _names(n))
+        ),
     }
 
 

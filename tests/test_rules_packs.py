@@ -129,7 +129,7 @@ def test_user_pack_extends_a_packaged_one(tmp_path):
     assert {(s.label, s.text, s.explanation) for s in spans} == {
         ("LOCATION_OTHER", "Planta 3B", "hospital_x/wards/ward"),
         ("MEDICALRECORD", "HX-123456", "hospital_x/identifiers/hx_number"),
-        ("IDNUM", "12345678Z", "es/identifiers/field_dni"),
+        ("IDNUM", "12345678Z", "es/fields/form/dni"),
     }
 
 
@@ -158,9 +158,10 @@ def test_packaged_packs_compile_with_documented_rule_ids(name):
 
 
 def test_es_and_en_pass_order_is_documented_order():
-    assert compile_pack("es").pass_names[:5] == [
+    assert compile_pack("es").pass_names[:6] == [
         "contact",
         "domains",
+        "fields",
         "locations",
         "identifiers",
         "patient_names",

@@ -330,7 +330,7 @@ RU_CARDIOLOGY_PHI: Expected = [
     ("Смирнова Анна Викторовна", "PATIENT"),
     ("03.02.1961", "DATE"),
     ("45 06 № 123456", "IDNUM"),
-    (INN_12, "IDNUM"),
+    (INN_12, "SSN"),  # national identity and tax numbers are SSN (annotation guidelines)
     ("119049", "ZIP"),
     ("Москва", "CITY"),
     ("Ленинский проспект, д. 8, корп. 2, кв. 17", "STREET"),
@@ -404,9 +404,9 @@ def test_ru_note_name_date_id_phone_offsets() -> None:
         ("Мальчик 3 месяца.", "3", "AGE"),
         # identifiers
         (f"СНИЛС {SNILS_2}", SNILS_2, "SSN"),
-        (f"ИНН: {INN_12}", INN_12, "IDNUM"),
+        (f"ИНН: {INN_12}", INN_12, "SSN"),
         ("Паспорт серия 45 06 № 123456", "45 06 № 123456", "IDNUM"),
-        ("Паспорт 4506 123456", "4506 123456", "IDNUM"),
+        ("Паспорт 4506 123456", "4506 123456", "SSN"),
         ("Полис ОМС: 7700 0000 1234 5678", "7700 0000 1234 5678", "HEALTHPLAN"),
         ("История болезни № 4587/23", "4587/23", "MEDICALRECORD"),
         ("Медицинская карта № 12345", "12345", "MEDICALRECORD"),
@@ -694,6 +694,7 @@ DE_REPORT_PHI: Expected = [
     ("Yilmaz, Ayse", "PATIENT"),
     ("23.11.1987", "DATE"),
     ("4711-0815", "MEDICALRECORD"),
+    ("AOK", "ORGANIZATION"),  # a health insurer is an organisation; only national bodies are not PHI
     (KVNR_2, "HEALTHPLAN"),
     ("35", "AGE"),
     ("Thomas Huber", "DOCTOR"),

@@ -211,6 +211,10 @@ def _strength(label: str) -> int:
     return LABEL_STRENGTH.index(label)
 
 
+#: the longest mention searched again, in tokens: longer found spans are runs of text, not one name or place
+MAX_MENTION_TOKENS = 16
+
+
 def _targets(mentions: Iterable[tuple[Mention, str]], language: str) -> dict[tuple[str, ...], _Target]:
     """Folded token sequence -> what to search for it (the strongest label wins)."""
     out: dict[tuple[str, ...], _Target] = {}
@@ -228,8 +232,8 @@ def _targets(mentions: Iterable[tuple[Mention, str]], language: str) -> dict[tup
     for mention, origin in mentions:
         tokens = tokenize(mention.text)
         words = [t for t in tokens if t.is_word]
-        if not words:
-            continue
+        if not words or len(tokens) > MAX_MENTION_TOKENS:
+            continue  # nothing to search, or a run no name or place is as long as (reading it is quadratic)
         if len(words) == 1 and all(t.is_word or not t.text.isalnum() for t in tokens):
             add_word(words[0], mention.label, origin)  # one word, perhaps with a dot ("IVL.")
             continue

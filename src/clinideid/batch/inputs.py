@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from clinideid.batch.limits import raise_if_timed_out
 from clinideid.batch.paths import display_id, inside
 from clinideid.document import Document
 from clinideid.errors import ClinideidError, ConfigError, FormatError, InputError, ModelError
@@ -120,6 +121,7 @@ class DocumentSource:
         except ClinideidError as exc:
             raise InputError(f"{shown}: {exc}") from None
         except Exception as exc:  # a reader's own exception on a malformed file: its type, never its message
+            raise_if_timed_out()
             raise InputError(f"{shown}: could not be read ({type(exc).__name__})") from None
         return doc, extracted
 

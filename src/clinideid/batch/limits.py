@@ -135,6 +135,9 @@ def memory_message() -> str:
     return "ran out of memory; not written"
 
 
+_fired: str | None = None  # the message of the time limit that fired in the body running now
+
+
 def _alarm_available() -> bool:
     return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
@@ -153,11 +156,15 @@ def time_limit(seconds: float | None) -> Iterator[None]:
         yield
         return
 
+    global _fired
     armed = True
+    _fired = None
 
     def on_alarm(signum, frame):
+        global _fired
         if armed:
-            raise DocumentTimeout(time_message(seconds))
+            _fired = time_message(seconds)
+            raise DocumentTimeout(_fired)
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
     # the alarm repeats: a handler that runs inside a finaliser (``__del__``, a GC callback) has its exception
@@ -167,8 +174,17 @@ def time_limit(seconds: float | None) -> Iterator[None]:
         yield
     finally:
         armed = False
+        _fired = None
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def raise_if_timed_out() -> None:
+    """Raise ``DocumentTimeout`` when the current time limit has fired although the body caught something
+    else: a reader that calls back into Python from C turns the alarm's exception into its own
+    (``ctypes.ArgumentError``), which must still read as the time limit, not as a malformed file."""
+    if _fired is not None:
+        raise DocumentTimeout(_fired)
 
 
 class StopRequest:

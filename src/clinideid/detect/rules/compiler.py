@@ -18,6 +18,8 @@ import regex
 
 from clinideid.detect.rules.codecache import pattern_store
 from clinideid.detect.rules.fastre import compile_fast
+from clinideid.detect.rules.fieldtable import build_table, packaged_table
+from clinideid.detect.rules.formfields import FormFieldMatcher
 from clinideid.detect.rules.lexicon import build_gazetteer, file_entries, first_tokens, list_entries
 from clinideid.detect.rules.loader import MergedPack, RuleSource, load_merged_pack
 from clinideid.detect.rules.masking import mask_definitions
@@ -34,6 +36,7 @@ from clinideid.detect.rules.schema import (
     ContextNameRule,
     ContextSpec,
     FieldRule,
+    FieldsRule,
     GazetteerRule,
     PropagateSpec,
     RegexRule,
@@ -375,6 +378,8 @@ class _Compiler:
                 value_more=compile_regex(one, 0, where) if one else None,
                 **common,
             )
+        if isinstance(rule, FieldsRule):
+            return self.fields(rule, src, common, where)
         if isinstance(rule, ContextNameRule):
             return self.context_name(rule, src, common, where)
         if isinstance(rule, GazetteerRule):
@@ -419,6 +424,21 @@ class _Compiler:
                 **common,
             )
         raise ConfigError(f"{where}: unsupported rule kind")  # pragma: no cover - schema prevents it
+
+    def fields(self, rule: FieldsRule, src: RuleSource, common: dict[str, Any], where: str) -> Matcher:
+        refs = rule.tables or ([self.language] if self.language else [])
+        if not refs:
+            raise ConfigError(f"{where}: name the field 'tables' (the pack has no language to pick one)")
+        try:
+            if all(not r.endswith((".yaml", ".yml")) and "/" not in r and "\\" not in r for r in refs):
+                table = packaged_table(*refs)
+            else:
+                table = build_table(refs, src.folder)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+        return FormFieldMatcher(
+            table, language=self.language, connectors=self.connectors, allowlist=self.allow, **common
+        )
 
     def context_name(self, rule: ContextNameRule, src: RuleSource, common: dict[str, Any], where: str):
         defs = self.merged.definitions

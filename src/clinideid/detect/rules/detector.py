@@ -8,7 +8,7 @@ from pathlib import Path
 from clinideid.analysis import shared
 from clinideid.detect.base import Detector, register_detector
 from clinideid.detect.rules.compiler import CompiledPack, compile_pack
-from clinideid.detect.rules.engine import RuleEngine
+from clinideid.detect.rules.engine import Found, RuleEngine
 from clinideid.detect.rules.loader import available_packs
 from clinideid.document import Document, Span
 from clinideid.errors import ConfigError, InputError
@@ -77,19 +77,33 @@ class RuleDetector(Detector):
         text = doc.text
         # inside a pipeline the engine runs once per document, whoever asks (hybrid, neural rule inputs)
         findings = shared(doc, ("rule_findings", ref, tuple(self.passes or ())), lambda: engine.run(text))
-        return [
-            Span(
-                f.start,
-                f.end,
-                f.label,
-                text=text[f.start : f.end],
-                source=self.name,
-                score=f.score,
-                explanation=f.rule_id,
-            )
-            for f in findings
-            if f.label is not None
-        ]
+        return [_span(f, text, self.name) for f in findings if f.label is not None]
+
+
+#: date roles a span may carry (``transform.date_roles``); a form's discharge date is one of the "other" dates
+_SPAN_ROLES = {"birth": "birth", "admission": "admission", "discharge": "other", "other": "other"}
+
+
+def _span(f: Found, text: str, source: str) -> Span:
+    """The span of one finding; a form-field value names its group in the explanation
+    (``en/fields/form/birth_date``) and a date's role in ``attributes["date_role"]``."""
+    explanation = f.rule_id
+    attributes = {}
+    if f.detail is not None:
+        group, role = f.detail
+        explanation = f"{f.rule_id}/{group}"
+        if role in _SPAN_ROLES and f.label == "DATE":
+            attributes["date_role"] = _SPAN_ROLES[role]
+    return Span(
+        f.start,
+        f.end,
+        f.label,
+        text=text[f.start : f.end],
+        source=source,
+        score=f.score,
+        explanation=explanation,
+        attributes=attributes,
+    )
 
 
 def _pack_for_language(language: str | None, error: type[Exception] = InputError) -> str:

@@ -46,6 +46,8 @@ class Found:
     pass_name: str
     safe: bool = False
     propagated: bool = False
+    #: (group id, date role) of a form-field value (``fields`` rules)
+    detail: tuple[str, str | None] | None = None
 
 
 def _compound_start(text: str, start: int, floor: int) -> int:
@@ -156,19 +158,22 @@ class RuleEngine:
         for order, m in enumerate(p.matchers):
             if m.trigger is not None and m.trigger.search(masked) is None:
                 continue
-            for s, e, label in m.candidates(masked):
+            for cand in m.candidates(masked):
+                s, e, label = cand[0], cand[1], cand[2]
+                detail = cand[3] if len(cand) > 3 else None
                 for a, b, score in self._pieces(m, s, e, masked, text):
-                    hits.append((-m.priority, -(b - a), order, a, b, label, score, m))
+                    hits.append((-m.priority, -(b - a), order, a, b, label, score, m, detail))
         hits.sort(key=lambda h: h[:4])
         # one byte per character: 1 where an accepted span lies (a candidate is checked and marked in
         # time proportional to its length, whatever the number of spans already taken)
         taken = bytearray(len(text)) if hits else b""
         chosen: list[Found] = []
-        for _, _, _, a, b, label, score, m in hits:
+        for _, _, _, a, b, label, score, m, detail in hits:
             if taken.find(1, a, b) != -1:
                 continue
             taken[a:b] = b"\x01" * (b - a)
-            chosen.append(Found(a, b, label, score, m.rule_id, p.name, safe=m.safe))
+            safe = m.safe or label is None
+            chosen.append(Found(a, b, label, score, m.rule_id, p.name, safe=safe, detail=detail))
         return chosen
 
     def _propagate(
@@ -179,6 +184,8 @@ class RuleEngine:
         for f in sorted(chosen, key=lambda f: f.start):
             m = by_id[f.rule_id]
             if m.propagate is None or f.safe or f.label is None:
+                continue
+            if m.propagate_labels is not None and f.label not in m.propagate_labels:
                 continue
             seeds.append(Seed(text[f.start : f.end], f.label, f.score, f.rule_id, m.propagate))
         if not seeds:
@@ -229,13 +236,10 @@ class RuleEngine:
                 and f.label in labels
                 and self.pack.merge_gap.fullmatch(text, prev.end, f.start) is not None
             ):
-                out[-1] = Found(
-                    prev.start,
-                    f.end,
-                    prev.label,
-                    max(prev.score, f.score),
-                    prev.rule_id,
-                    prev.pass_name,
+                out[-1] = replace(
+                    prev,
+                    end=f.end,
+                    score=max(prev.score, f.score),
                     propagated=prev.propagated and f.propagated,
                 )
             else:

@@ -20,7 +20,9 @@ _LEAD = regex.compile(r"^\s+")
 _SEPARATORS = regex.compile(r"[\s\-./]")
 _NON_SPACE = regex.compile(r"\S+")
 
-Candidate = tuple[int, int, "str | None"]
+#: ``(start, end, label)``, or ``(start, end, label, detail)`` where ``detail`` is ``(group id, date role)``
+#: (``fields`` rules); a candidate without a label is known non-PHI (masked, never reported)
+Candidate = tuple[int, int, "str | None"] | tuple[int, int, "str | None", "tuple[str, str | None]"]
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,8 @@ class Matcher:
     """What every compiled rule shares; subclasses implement ``candidates``."""
 
     kind = ""
+    #: with ``propagate``: the labels whose spans are propagated (None: all)
+    propagate_labels: frozenset[str] | None = None
 
     def __init__(
         self,

@@ -1,7 +1,7 @@
 """The rule-pack file format, as pydantic models.
 
 A pack is YAML data: definitions (named regex fragments), word lists, an allow-list and an ordered list
-of passes, each holding rules of one of four kinds (``regex``, ``field``, ``context_name``,
+of passes, each holding rules of one of five kinds (``regex``, ``field``, ``fields``, ``context_name``,
 ``gazetteer``). These models only check the *shape* of a pack file; ``loader`` merges included packs and
 ``compiler`` turns the result into matchers (compiling regexes, resolving labels, validators and word
 lists) so that every error can name the pack file, pass and rule. ``packs/README.md`` documents the
@@ -91,6 +91,7 @@ class _RuleBase(_Strict):
             and not self.label
             and not getattr(self, "groups", None)
             and not getattr(self, "list_labels", None)
+            and getattr(self, "kind", None) != "fields"
         ):
             raise ValueError("a rule needs a 'label' (or 'safe: true' for a known non-PHI pattern)")
         return self
@@ -139,6 +140,19 @@ class FieldRule(_RuleBase):
     stop: list[str] = Field(default_factory=list)
     case_sensitive: bool = False
     validator: str | None = None
+
+
+class FieldsRule(_RuleBase):
+    """The form fields of field tables (``fields/<lang>.yaml`` or files of the user's): every label of the
+    tables, anywhere on a line, with a value of the kind the label names ("DOB: ...", "Employer: ...",
+    "Geb. 22.09.1951"). Labels are masked as known non-PHI; values get the label of their group.
+    ``tables``: packaged table names or paths relative to the pack file (default: the pack's language).
+    """
+
+    kind: Literal["fields"]
+    tables: list[str] = Field(default_factory=list)
+    #: names found in fields are searched in the rest of the document (the groups that say so: names)
+    propagate: bool | PropagateSpec = True
 
 
 class ContextNameRule(_RuleBase):
@@ -212,7 +226,9 @@ class GazetteerRule(_RuleBase):
         return self
 
 
-Rule = Annotated[RegexRule | FieldRule | ContextNameRule | GazetteerRule, Field(discriminator="kind")]
+Rule = Annotated[
+    RegexRule | FieldRule | FieldsRule | ContextNameRule | GazetteerRule, Field(discriminator="kind")
+]
 
 
 class PassSpec(_Strict):
@@ -256,7 +272,7 @@ class PackFile(_Strict):
 
 
 def rule_kinds() -> list[str]:
-    return ["regex", "field", "context_name", "gazetteer"]
+    return ["regex", "field", "fields", "context_name", "gazetteer"]
 
 
 def describe_location(data: Any, loc: tuple[Any, ...]) -> str:
