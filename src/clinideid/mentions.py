@@ -260,6 +260,18 @@ def _searchable_word(token: Token, label: str, language: str) -> bool | None:
     return _searchable(token.text, label in PLACE_LABELS, language)
 
 
+def is_role_word(word: str, language: str) -> bool:
+    """Whether ``word`` is a title, staff role or kinship word of ``language`` ("DR.", "inf", "moglie")."""
+    entries = role_words(language).entries
+    return (fold(word),) in entries or (fold(word.rstrip(".")),) in entries
+
+
+def is_name_evidence(word: str, language: str) -> bool:
+    """Whether a word written without case information ("RENAL", "smith") still reads as a name: the
+    name lists know it, or it is no common word of the language (and no short acronym)."""
+    return _searchable(word, False, language) is not None
+
+
 @lru_cache(maxsize=65536)
 def _searchable(word: str, place: bool, language: str) -> bool | None:
     folded = word.casefold()

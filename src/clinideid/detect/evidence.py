@@ -15,7 +15,10 @@ in every language, so that "the word before is a kinship word" learned from "dau
   phones) or a table row (columns separated by tabs or runs of spaces);
 - ``repetition``: how often the word occurs in the document (names recur a few times, common words often);
 - ``rule_context``: the word lies, somewhere else in the document, inside a span the rules took as a name or
-  a place (a name found once with a cue is evidence for its other, cue-less mentions).
+  a place (a name found once with a cue is evidence for its other, cue-less mentions);
+- ``measurement``: a number in a clinical measurement: after a vital-sign, ventilator or lab abbreviation
+  ("HR 90-105", "PS 12/5", "АД 120/80") or before a unit ("14 mg", "6 ml/h"): a negative cue for dates,
+  streets and phone numbers in number-dense notes.
 """
 
 from __future__ import annotations
@@ -29,7 +32,32 @@ from clinideid.document import Span
 from clinideid.errors import ConfigError
 from clinideid.text import Token
 
-GROUPS = ("word_classes", "word_frequency", "names_any", "line_shape", "repetition", "rule_context")
+GROUPS = (
+    "word_classes",
+    "word_frequency",
+    "names_any",
+    "line_shape",
+    "repetition",
+    "rule_context",
+    "measurement",
+)
+
+#: abbreviations a clinical measurement follows, in the languages supported (case-folded): vital signs,
+#: ventilator settings, common lab values
+MEASURES = frozenset(
+    """hr bp rr sbp dbp map cvp spo2 sao2 sat sats fio2 etco2 ps psv peep cpap bipap ipap epap pip pplat vt tv mv
+    ve ie gcs temp t° pulse pain nrs vas fc fr ta pa pas pad sv hf af bz rr/min ад чсс чдд сад дад т° сат
+    hb hgb hct wbc plt na k cl cr crea inr ptt aptt ph po2 pco2 pao2 paco2 hco3 be lac glu gluc bg bs crp pct
+    egfr bun alt ast ggt ldh ck ckmb trop tni tnt bnp ntprobnp""".split()
+)
+#: tokens of one number, range or ratio looked back over for its measurement ("90", "-", "105")
+MAX_NUMBER_TOKENS = 6
+#: units a clinical measurement ends with (case-folded)
+UNITS = frozenset(
+    """mg mcg µg ug g kg ml l dl mmhg cmh2o bpm /min x/min min % mmol mmol/l mg/dl meq iu ui u units unités
+    einheiten unità ie °c c° cm mm h /h ml/h mg/h mcg/kg/min µg/kg/min gamma мг мл мкг ед мм рт л/мин
+    уд/мин °с""".split()
+)
 
 #: word-class lists (``resources/<lang>/<list>.txt``) and the class name they give a token
 WORD_CLASSES = {
@@ -186,6 +214,17 @@ def evidence_features(
         for i in range(n):
             if alpha[i]:
                 out[i].append("rep=" + _repetition_bucket(counts[words[i]]))
+    if "measurement" in groups:
+        for i in range(n):
+            if not any(c.isdigit() for c in words[i]):
+                continue
+            j = i - 1  # the word before the number, over the rest of a range or ratio ("HR 90-105", "12/5")
+            while j >= 0 and i - j <= MAX_NUMBER_TOKENS and not alpha[j]:
+                j -= 1
+            if j >= 0 and (words[j] in MEASURES or (j > 0 and words[j - 1] in MEASURES)):
+                out[i].append("meas_before")
+            if i + 1 < n and words[i + 1] in UNITS:
+                out[i].append("unit_after")
     if "rule_context" in groups:
         context = _rule_context(tokens, words, rule_spans)
         for i in range(n):

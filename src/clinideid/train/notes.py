@@ -47,6 +47,7 @@ NOTES_CONFIG: dict[str, Any] = {
             "line_shape",
             "repetition",
             "rule_context",
+            "measurement",
         ],
     },
     # SGD with L2: as accurate as L-BFGS here in a tenth of the time (one fold: 2 min instead of 30)

@@ -471,6 +471,14 @@ class _Compiler:
             from clinideid.resources import word_zipf
 
             common_words = word_zipf(self.language)
+        name_evidence = role_word = None
+        if self.language and rule.label in PERSON_LABELS:
+            from functools import partial
+
+            from clinideid.mentions import is_name_evidence, is_role_word
+
+            name_evidence = partial(is_name_evidence, language=self.language)
+            role_word = partial(is_role_word, language=self.language)
         stop_words = frozenset(rule.stop_words)
         return ContextNameMatcher(
             compiled,
@@ -481,8 +489,14 @@ class _Compiler:
             min_words=rule.min_words,
             require=require,
             common_words=common_words,
+            name_evidence=name_evidence,
+            role_word=role_word,
             **common,
         )
+
+
+#: labels whose context_name values need a word that reads as a name when written without case
+PERSON_LABELS = frozenset({"PATIENT", "DOCTOR", "PERSON"})
 
 
 def compile_merged(merged: MergedPack) -> CompiledPack:

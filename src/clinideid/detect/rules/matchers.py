@@ -217,10 +217,14 @@ class ContextNameMatcher(Matcher):
         min_words: int,
         require: Any | None,
         common_words: Mapping[str, float] | None = None,
+        name_evidence: Callable[[str], bool] | None = None,
+        role_word: Callable[[str], bool] | None = None,
         **common: Any,
     ) -> None:
         super().__init__(**common)
         self.pattern = pattern
+        self.name_evidence = name_evidence
+        self.role_word = role_word
         self.direction = direction
         self.common_words = common_words
         self.word = word
@@ -266,7 +270,26 @@ class ContextNameMatcher(Matcher):
                 continue
             if self.require is not None and not any(self._known_or_rare(w[2].rstrip(".")) for w in words):
                 continue
+            if self.name_evidence is not None and not self._evident(masked, m, words):
+                continue
             yield items[0][0], items[-1][1], self.label
+
+    def _evident(self, masked: str, m: Any, words: list[tuple[int, int, str]]) -> bool:
+        """A name written all in capitals or all in lower case shows no case: after a cue that is no title,
+        role or kinship word, one of its words must read as a name by the word lists ("SEEN BY RENAL TEAM"
+        is no doctor; "SEEN BY HARRIS", "DR. PALMIERI", "moglie rosa" are names)."""
+        texts = [w[2].rstrip(".:,;") for w in words if any(c.isalpha() for c in w[2])]
+        if not texts or not (all(t.isupper() for t in texts) or all(t.islower() for t in texts)):
+            return True
+        if any(self.name_evidence(t) for t in texts):
+            return True
+        if self.direction == "after":
+            cue = masked[m.start() : m.start("name")].split()
+            cue_word = cue[-1] if cue else ""
+        else:
+            cue = masked[m.end("name") : m.end()].split()
+            cue_word = cue[0] if cue else ""
+        return self.role_word is not None and bool(cue_word) and self.role_word(cue_word.strip(":,;"))
 
 
 class GazetteerMatcher(Matcher):
