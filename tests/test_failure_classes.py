@@ -121,7 +121,11 @@ def test_a_lowercase_signature_without_a_name_word_is_left_alone():
 @pytest.mark.parametrize(
     ("language", "text", "kept"),
     [
-        ("fr", "COMPTE RENDU D'HOSPITALISATION\nPatient : Lucien Barrat, né le 12/03/1950.\n", "COMPTE RENDU"),
+        (
+            "fr",
+            "COMPTE RENDU D'HOSPITALISATION\nPatient : Lucien Barrat, né le 12/03/1950.\n",
+            "COMPTE RENDU",
+        ),
         ("it", "MEDICO DI GUARDIA: dr. Ernesto Valdambrini\nPaziente vigile.\n", "MEDICO DI GUARDIA"),
     ],
 )
