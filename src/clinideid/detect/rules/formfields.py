@@ -83,7 +83,12 @@ _BARE_TAIL = regex.compile(r"[ \t]*(?:(?:#|№|[Nn][oOrR]\.|[Nn][º°]\.?)[ \t]*
 _COLON_AFTER = regex.compile(r"[ \t]*[:=]")
 _BARE_GAP = regex.compile(r"[ \t]*(?:[\-–][ \t]+)?")
 _WORD = regex.compile(r"\S+")
-_NAME_TOKEN = regex.compile(r"[^\s,;:()\[\]/|\"“”«»]+|[,;:()\[\]/|\"“”«»]")
+#: words of a name value, digits glued to a name word split off ("Quackenbush000", "000Quackenbush")
+_NAME_TOKEN = regex.compile(
+    r"(?<![\p{L}\p{M}\p{N}])\d+(?=\p{L}{3})"
+    r"|\p{L}[\p{L}\p{M}'’\-]{2,}(?=\d+(?![\p{L}\p{N}]))"
+    r"|[^\s,;:()\[\]/|\"“”«»]+|[,;:()\[\]/|\"“”«»]"
+)
 _NAME_WORD = regex.compile(r"\p{L}[\p{L}\p{M}'’\-]*\.?|\p{Lu}\.(?:\p{Lu}\.)*")
 _ROMAN = regex.compile(r"[IVX]{1,4}")
 _GLUED_WORD = regex.compile(r"(?<=\d)\.\p{L}{2,}$")
