@@ -20,7 +20,7 @@ demo: setup
 
 test: setup
 	$(BIN)/ruff check src tests benchmarks scripts
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadfile  # one process per core, each test file in one of them
 
 lint: setup
 	$(BIN)/ruff check src tests benchmarks scripts
