@@ -75,6 +75,8 @@ SYSTEMS = ("rules", "learned", "combined")
 #: rule labels with fewer gold-token hits than this on the training folds are never unioned (too little
 #: evidence that they are precise)
 MIN_UNION_SUPPORT = 20
+#: the shipped notes model the default configs name (its hybrid is the one the study replaces per fold)
+NOTES_MODEL = "notes-multi-crf"
 
 
 # ---- per-document predictions --------------------------------------------------------------------------
@@ -154,7 +156,9 @@ def notes_pipeline(language: str, model_dir: Path | str, threshold: float, union
     data = default_config(language).model_dump()
     detectors = []
     for spec in data["detectors"]:
-        if spec.get("type") == "hybrid":
+        if spec.get("type") == "hybrid" and any(
+            isinstance(m, dict) and m.get("model") == NOTES_MODEL for m in spec.get("models", [])
+        ):
             spec = {
                 **spec,
                 "models": [{"type": "crf", "model": str(model_dir), "threshold": threshold}],

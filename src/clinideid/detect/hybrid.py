@@ -7,7 +7,8 @@ Strategies:
 - ``union``: all spans, overlapping ones merged (``resolve_spans(policy="union")``, recall first);
 - ``per_label``: for each label, the source that did best on dev (``rules``, ``model`` or ``union``),
   learned by ``fit_per_label(dev_docs)`` and kept in the detector's config (``to_config()``); labels not
-  seen on dev use ``default``.
+  seen on dev use ``default``. A config may also name ``none`` for a label (or as the default): the
+  detector reports nothing of it (a model used only for the labels it is precise on).
 
 With several learned detectors, their spans are first resolved among themselves (longest span wins).
 Spans keep the ``source`` of the detector that found them (merged union spans name both). A CRF trained
@@ -30,7 +31,8 @@ from clinideid.resolve import resolve_spans
 log = logging.getLogger(__name__)
 
 STRATEGIES = ("rules_first", "model_first", "union", "per_label")
-SOURCES = ("rules", "model", "union")
+SOURCES = ("rules", "model", "union")  # what fit_per_label chooses among
+CONFIG_SOURCES = (*SOURCES, "none")
 
 
 def _build(spec: Any, what: str) -> Detector:
@@ -106,14 +108,14 @@ class HybridDetector(Detector):
             raise ConfigError(
                 f"hybrid detector: unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}"
             )
-        if default not in SOURCES:
+        if default not in CONFIG_SOURCES:
             raise ConfigError(
-                f"hybrid detector: default must be one of {', '.join(SOURCES)}, got {default!r}"
+                f"hybrid detector: default must be one of {', '.join(CONFIG_SOURCES)}, got {default!r}"
             )
-        bad = {k: v for k, v in (per_label or {}).items() if v not in SOURCES}
+        bad = {k: v for k, v in (per_label or {}).items() if v not in CONFIG_SOURCES}
         if bad:
             raise ConfigError(
-                f"hybrid detector: per_label sources must be one of {', '.join(SOURCES)}; bad: "
+                f"hybrid detector: per_label sources must be one of {', '.join(CONFIG_SOURCES)}; bad: "
                 + ", ".join(f"{k}={v}" for k, v in bad.items())
             )
         if rules is None:
