@@ -101,7 +101,7 @@ def test_a_surname_found_with_a_cue_is_found_again_in_capitals():
 
 
 LOWERCASE = [
-    ("en", "pt resting comfortably. dtr at bedside. tam ekwueme lpn", "ekwueme"),
+    ("en", "pt resting comfortably. dtr at bedside. lena okafor-quist lpn", "okafor"),
     ("it", "paziente vigile, la moglie rosa è presente al letto.", "rosa"),
     ("de", "patient wach, tochter anna anwesend, dr yilmaz informiert.", "yilmaz"),
     ("ru", "пациент в сознании, дочь наталья приходила вечером.", "наталья"),

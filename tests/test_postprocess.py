@@ -162,6 +162,27 @@ def test_names_are_propagated_in_every_language(language: str, text: str, name: 
     assert found and all(label == "PATIENT" for _, label in found)
 
 
+# -- drop_measurements -----------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "value", "kept"),
+    [
+        ("HR 88-107 overnight", "88-107", False),
+        ("PS 12/5, PEEP 8", "12/5", False),
+        ("АД 120/80 мм", "120/80", False),
+        ("propofol 20 mg/h", "20", False),
+        ("BP FROM 118 TO 146", "118", False),
+        ("Extubated 12/5 at noon", "12/5", True),
+        ("PS weaned on 12/5/2021", "12/5/2021", True),
+        ("Room 14, bed 2", "14", True),
+    ],
+)
+def test_measurements_are_dropped_and_other_numbers_kept(text: str, value: str, kept: bool):
+    start = text.index(value)
+    span = Span(start, start + len(value), "DATE", source="x")
+    out = STEPS.get("drop_measurements")([span], StepContext(text, "en"))
+    assert (out == [span]) is kept
+
+
 # -- trim_role_words -----------------------------------------------------------------------------------------
 
 
@@ -239,7 +260,7 @@ def test_the_merge_flag_of_earlier_configs_still_works():
     data = default_config("en").model_dump()
     del data["postprocess"]
     data["merge_adjacent_names"] = False
-    assert parse_config(data).postprocess == ["trim_role_words", "propagate_mentions"]
+    assert parse_config(data).postprocess == [s for s in DEFAULT_STEPS if s != "merge_adjacent_names"]
     data["merge_adjacent_names"] = True
     assert parse_config(data).postprocess == list(DEFAULT_STEPS)
 

@@ -13,12 +13,18 @@ the entry-point group ``clinideid.postprocess``. The built-in steps:
   (``clinideid.mentions``).
 - ``merge_adjacent_names``: consecutive spans of one name label separated only by spaces become one span,
   so a name is replaced as one ("Christine" + "JALONNET").
+- ``drop_measurements``: a span of digits and separators only that reads as a clinical measurement is
+  dropped: it follows a vital-sign, ventilator or lab abbreviation ("HR 88-107", "PS 12/5", "АД 120/80";
+  ``clinideid.detect.evidence.MEASURES``) or comes before a unit ("14 mg", "6 ml/h"). A date with a year
+  ("12/05/2021") and anything with a letter are kept.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+import regex
 
 from clinideid.document import Span, sort_spans
 from clinideid.labels import canonical
@@ -33,7 +39,7 @@ from clinideid.mentions import (
 from clinideid.registry import Registry
 
 #: the steps the packaged configs run, in order
-DEFAULT_STEPS = ("trim_role_words", "propagate_mentions", "merge_adjacent_names")
+DEFAULT_STEPS = ("drop_measurements", "trim_role_words", "propagate_mentions", "merge_adjacent_names")
 #: name labels whose spans lose their title, role and kinship words
 TRIMMED_LABELS = frozenset({"PATIENT", "DOCTOR", "PERSON"})
 #: the source of the spans ``propagate_mentions`` adds
@@ -71,6 +77,33 @@ def check_steps(names: Sequence[str]) -> None:
 
 
 # -- the steps -----------------------------------------------------------------------------------------------
+
+
+#: a span made only of a number, range or ratio ("88-107", "12/5", "14"), without a year
+_MEASURE_VALUE = regex.compile(r"\d{1,4}(?:[.,]\d+)?(?:[ ]?[-/:x][ ]?\d{1,4}(?:[.,]\d+)?)?")
+_YEAR = regex.compile(r"(?:19|20)\d\d")
+#: the words before a measurement value (the last one or two count), and the unit after it
+_WORD_BEFORE = regex.compile(r"([^\W\d_][\w°/]*)[ \t:=]*(?:(?i:from|de|von|da|от|с)[ \t]+)?$")
+_WORD_AFTER = regex.compile(r"^[ \t]*([%°\w/]+)")
+
+
+@STEPS.register("drop_measurements")
+def drop_measurements(spans: list[Span], context: StepContext) -> list[Span]:
+    from clinideid.detect.evidence import MEASURES, UNITS
+
+    text = context.text
+    out = []
+    for span in spans:
+        value = text[span.start : span.end]
+        if _MEASURE_VALUE.fullmatch(value) and not _YEAR.search(value):
+            before = _WORD_BEFORE.search(text, max(0, span.start - 24), span.start)
+            after = _WORD_AFTER.match(text[span.end : span.end + 16])
+            if (before and before.group(1).casefold() in MEASURES) or (
+                after and after.group(1).casefold() in UNITS
+            ):
+                continue
+        out.append(span)
+    return out
 
 
 @STEPS.register("merge_adjacent_names")

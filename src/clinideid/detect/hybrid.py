@@ -76,6 +76,21 @@ def _without_overlaps(extra: Sequence[Span], base: Sequence[Span]) -> list[Span]
     return out
 
 
+def _with_rule_attributes(model_spans: Sequence[Span], rule_spans: Sequence[Span]) -> list[Span]:
+    """Model spans with the attributes of a rule span of the same label over the same text (the role of a
+    date the rules read from its field label, "birth" or "admission", which date operators use)."""
+    from dataclasses import replace
+
+    by_key = {(r.start, r.end, r.label): r.attributes for r in rule_spans if r.attributes}
+    if not by_key:
+        return list(model_spans)
+    out = []
+    for s in model_spans:
+        extra = by_key.get((s.start, s.end, s.label))
+        out.append(replace(s, attributes={**extra, **s.attributes}) if extra else s)
+    return out
+
+
 def _union_per_label(rule_spans: Sequence[Span], model_spans: Sequence[Span]) -> list[Span]:
     """For each label, the union of that label's rule and model spans (overlaps merged within a label)."""
     by_label: dict[str, list[Span]] = {}
@@ -175,7 +190,9 @@ class HybridDetector(Detector):
             return self.per_label.get(label, self.default)
 
         rules = [s for s in rule_spans if choice(s.label) in ("rules", "union")]
-        models = [s for s in model_spans if choice(s.label) in ("model", "union")]
+        models = _with_rule_attributes(
+            [s for s in model_spans if choice(s.label) in ("model", "union")], rule_spans
+        )
         return resolve_spans(_union_per_label(rules, models), policy="union").kept
 
     def detect_one(self, doc: Document) -> list[Span]:
