@@ -30,6 +30,8 @@ from batch_fixtures import (
 pytestmark = pytest.mark.slow
 
 N_DOCS = 30
+#: the runs here test the batch machinery (journal, resume, signals), not detection: they use the
+#: rules-only pipeline, several times faster than the default on these long notes
 NOTE_SIZE = 12_000
 
 
@@ -69,7 +71,7 @@ def test_kill_9_then_resume_is_exactly_once(tmp_path: Path, kind: str):
         src = tmp_path / "corpus"
         planted = write_brat_notes(src, N_DOCS, NOTE_SIZE)
         fmt = ["--format", "brat"]
-    args = ["-l", "en", "--key-file", str(key), "--no-progress", *fmt]
+    args = ["-l", "en", "--pipeline", "rules", "--key-file", str(key), "--no-progress", *fmt]
 
     clean = tmp_path / "clean"
     res = run_to_end(str(src), "-o", str(clean), *args)
@@ -101,7 +103,7 @@ def test_kill_inside_a_long_document_leaves_no_partial_output(tmp_path: Path):
     big = src / "note999.txt"  # sorted last: processed after the two short notes
     big.write_text((src / "note000.txt").read_text("utf-8") * 800, encoding="utf-8")  # ~1.6 MB
     out = tmp_path / "out"
-    args = ["-l", "en", "--key-file", str(key), "--no-progress"]
+    args = ["-l", "en", "--pipeline", "rules", "--key-file", str(key), "--no-progress"]
     proc = start(str(src), "-o", str(out), *args)
     assert wait_for_journal(out, 3, proc)  # run marker + the two short notes: now inside the long one
     proc.send_signal(signal.SIGKILL)
@@ -125,7 +127,7 @@ def test_sigint_finishes_the_current_document_and_writes_the_summary(tmp_path: P
     write_text_notes(src, N_DOCS * 2 if workers else N_DOCS, NOTE_SIZE)
     n = N_DOCS * 2 if workers else N_DOCS
     out = tmp_path / "out"
-    args = ["-l", "en", "--key-file", str(key), "--no-progress", *workers]
+    args = ["-l", "en", "--pipeline", "rules", "--key-file", str(key), "--no-progress", *workers]
     proc = start(str(src), "-o", str(out), *args)
     assert wait_for_journal(out, 4, proc)
     proc.send_signal(signal.SIGINT)
@@ -150,7 +152,7 @@ def test_a_second_run_into_the_same_folder_is_refused(tmp_path: Path):
     src = tmp_path / "notes"
     write_text_notes(src, 400, NOTE_SIZE)  # long enough to still run when the second starts
     out = tmp_path / "out"
-    args = ["-l", "en", "--key-file", str(key), "--no-progress"]
+    args = ["-l", "en", "--pipeline", "rules", "--key-file", str(key), "--no-progress"]
     first = start(str(src), "-o", str(out), *args)
     assert wait_for_journal(out, 2, first)
     second = run_to_end(str(src), "-o", str(out), *args, "--resume")

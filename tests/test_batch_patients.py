@@ -63,7 +63,7 @@ def test_a_name_found_in_one_document_is_phi_in_every_document_of_that_patient(t
     src = tmp_path / "notes.jsonl"
     write_jsonl(src, records)
     key = key_file(tmp_path, b"cross-document tests")
-    args = ["-l", "en", "--key-file", str(key), "--no-progress"]
+    args = ["-l", "en", "--pipeline", "rules", "--key-file", str(key), "--no-progress"]
 
     alone = tmp_path / "alone"
     assert run_to_end(str(src), "-o", str(alone), *args).returncode == 0

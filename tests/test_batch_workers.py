@@ -81,7 +81,7 @@ def test_two_workers_write_the_same_bytes_as_one(tmp_path: Path, kind: str):
         with src.open("a", encoding="utf-8") as fh:
             fh.write("{not json\n")  # a failed record, in order
             fh.write(json.dumps({"id": "x", "text": "Seen by Dr. Quxbrom.", "ward": "Quxbrom ward"}) + "\n")
-    args = ["-l", "en", "--key-file", str(key), "--no-progress"]
+    args = ["-l", "en", "--pipeline", "rules", "--key-file", str(key), "--no-progress"]
     outs = {}
     for workers in (1, 2):
         out = tmp_path / f"out{workers}"
@@ -112,7 +112,7 @@ def test_kill_9_of_the_parent_then_resume_with_workers(tmp_path: Path):
     src = tmp_path / "notes"
     n = 80
     write_text_notes(src, n, 12_000)
-    args = ["-l", "en", "--key-file", str(key), "--no-progress"]
+    args = ["-l", "en", "--pipeline", "rules", "--key-file", str(key), "--no-progress"]
     clean = tmp_path / "clean"
     assert run_to_end(str(src), "-o", str(clean), *args, "--workers", "1").returncode == 0
 
@@ -221,7 +221,20 @@ def test_sigterm_with_workers_leaves_no_worker_behind(tmp_path: Path):
     src = tmp_path / "notes"
     write_text_notes(src, 80, 12_000)
     out = tmp_path / "out"
-    proc = start(str(src), "-o", str(out), "-l", "en", "--key-file", str(key), "--no-progress", "-j", "2")
+    proc = start(
+        str(src),
+        "-o",
+        str(out),
+        "-l",
+        "en",
+        "--pipeline",
+        "rules",
+        "--key-file",
+        str(key),
+        "--no-progress",
+        "-j",
+        "2",
+    )
     assert wait_for_journal(out, 3, proc)
     workers = _children(proc.pid)
     proc.send_signal(signal.SIGTERM)
