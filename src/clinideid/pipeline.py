@@ -402,6 +402,10 @@ class MultilingualDeidentifier:
             self._pipelines[language] = Deidentifier(self.config_for(language), self.key)
         return self._pipelines[language]
 
+    def is_built(self, language: str) -> bool:
+        """Whether the pipeline of ``language`` has been built in this process."""
+        return language in self._pipelines
+
     def identify(self, doc: Document) -> LanguageGuess | None:
         """The language identified for ``doc``; None when it is given (by the document, the run or the
         config) or when the text is blank (its language does not matter)."""

@@ -100,18 +100,31 @@ class PipelineSpec:
 
 
 def _init_worker(spec: PipelineSpec) -> MultilingualDeidentifier:
-    """Build every pipeline the run can need, once per worker (a failure is a problem of the whole run),
-    and warm it up: what is built on first use must not count against the first document's time limit."""
+    """The worker's pipelines: a run in one language builds and warms its pipeline now (once per worker);
+    with ``--language auto`` each language's pipeline is built when its first document comes (``_work``),
+    so a run of English notes does not load six languages' models in every worker. The parent has built
+    every pipeline the run can need before starting workers, so a bad config or model has failed by then."""
     deid = MultilingualDeidentifier(spec.language, spec.key, spec.config, spec.overrides)
-    deid.build_all()
-    for language in deid.languages_needed():
-        compute(Task(Document("warm-up", WARM_UP_TEXT, language)), deid)
+    languages = deid.languages_needed()
+    if len(languages) == 1:
+        _ready(deid, languages[0])
     return deid
 
 
+def _ready(deid: MultilingualDeidentifier, language: str) -> None:
+    """Build and warm up the pipeline of ``language`` unless it is: what is built on first use must not
+    count against a document's time limit."""
+    if not deid.is_built(language):
+        compute(Task(Document("warm-up", WARM_UP_TEXT, language)), deid)
+
+
 def _work(deid: MultilingualDeidentifier, task: Task) -> Outcome | tuple[str, str]:
-    """Compute one document; a problem of the whole run comes back as ``(class name, message)``."""
+    """Compute one document; a problem of the whole run comes back as ``(class name, message)``. The
+    pipeline of a note's language is made ready first, outside its time limit (a document file's language
+    is known only once it is read, inside the limit)."""
     try:
+        if task.doc is not None:
+            _ready(deid, deid.language_of(task.doc))
         return compute(task, deid)
     except (ConfigError, ModelError) as exc:
         return (type(exc).__name__, str(exc))
