@@ -406,6 +406,10 @@ class MultilingualDeidentifier:
         """Whether the pipeline of ``language`` has been built in this process."""
         return language in self._pipelines
 
+    def all_built(self) -> bool:
+        """Whether every pipeline the run can need has been built in this process."""
+        return all(lang in self._pipelines for lang in self.languages_needed())
+
     def identify(self, doc: Document) -> LanguageGuess | None:
         """The language identified for ``doc``; None when it is given (by the document, the run or the
         config) or when the text is blank (its language does not matter)."""

@@ -123,7 +123,7 @@ def _work(deid: MultilingualDeidentifier, task: Task) -> Outcome | tuple[str, st
     pipeline of a note's language is made ready first, outside its time limit (a document file's language
     is known only once it is read, inside the limit)."""
     try:
-        if task.doc is not None:
+        if task.doc is not None and not deid.all_built():  # identifying the language is then done once
             _ready(deid, deid.language_of(task.doc))
         return compute(task, deid)
     except (ConfigError, ModelError) as exc:

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import regex
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from clinideid.detect.rules.loader import YamlKind, read_yaml_file
 from clinideid.errors import ConfigError
 
 TABLES_PACKAGE = "clinideid.detect.rules"
@@ -310,51 +310,17 @@ def _group(spec: FieldGroup, where: str) -> Group:
     )
 
 
-def _read(ref: str, base: Path | None) -> tuple[FieldTableFile, str, Path | None, str]:
-    looks_like_path = ref.endswith((".yaml", ".yml")) or "/" in ref or "\\" in ref
-    if looks_like_path:
-        path = Path(ref)
-        if not path.is_absolute() and base is not None:
-            path = base / path
-        if not path.is_file():
-            raise ConfigError(f"field table file {path} does not exist")
-        try:
-            text = path.read_text("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"cannot read field table {path}: {exc}") from None
-        origin, folder, key = str(path), path.parent, str(path.resolve())
-    else:
-        res = resources.files(TABLES_PACKAGE).joinpath(TABLES_DIR, f"{ref}.yaml")
-        if not res.is_file():
-            raise ConfigError(
-                f"unknown field table {ref!r}; packaged tables: {', '.join(available_tables())}, "
-                "or give the path of a YAML table file"
-            )
-        text, origin, folder, key = res.read_text("utf-8"), f"fields/{ref}.yaml", None, f"package:{ref}"
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        raise ConfigError(
-            f"field table {origin} is not valid YAML{at} (quote values with '#' or ': ')"
-        ) from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"field table {origin} must be a YAML mapping with 'fields'")
-    try:
-        return FieldTableFile.model_validate(data), origin, folder, key
-    except ValidationError as exc:
-        problems = []
-        for err in exc.errors()[:5]:
-            loc = ".".join(str(p) for p in err["loc"])
-            problems.append(f"{loc}: {err['msg']}")
-        raise ConfigError(f"field table {origin} is invalid: " + "; ".join(problems)) from None
-
-
 def available_tables() -> list[str]:
     """Names of the packaged field tables."""
     folder = resources.files(TABLES_PACKAGE).joinpath(TABLES_DIR)
     return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
+
+
+def _read(ref: str, base: Path | None) -> tuple[FieldTableFile, str, Path | None, str]:
+    kind = YamlKind(
+        "field table", TABLES_DIR, available_tables, "'fields'", FieldTableFile, origin_prefix="fields/"
+    )
+    return read_yaml_file(ref, base, kind)
 
 
 def _files(ref: str, base: Path | None, stack: tuple[str, ...]) -> list[tuple[FieldTableFile, str]]:

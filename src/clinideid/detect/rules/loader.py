@@ -9,13 +9,14 @@ named lists of the including pack override those it includes; allow-lists and me
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from clinideid.detect.rules.schema import (
     AllowlistSpec,
@@ -68,58 +69,76 @@ def available_packs() -> list[str]:
     return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
 
 
-def _read_pack_text(ref: str, base: Path | None) -> tuple[str, str, Path | None, str]:
-    """(text, origin for messages, folder, identity key) of the pack ``ref`` (a name or a path)."""
+#: libyaml's safe loader when PyYAML was built with it (ten times faster on the big packs), else PyYAML's
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@dataclass(frozen=True)
+class YamlKind:
+    """A kind of YAML file the rules read by name (packaged) or path: for reading it and for messages."""
+
+    what: str  # "rule pack", "field table"
+    folder: str  # the packaged files' folder in this package
+    listing: Callable[[], list[str]]  # the packaged names
+    shape: str  # what the top-level mapping holds ("'name' and 'passes'")
+    model: type[BaseModel]
+    describe: Callable[[Any, tuple[Any, ...]], str] | None = None  # a pydantic location, readably
+    origin_prefix: str = ""  # before "<name>.yaml" in the origin of a packaged file
+
+
+def read_yaml_file(ref: str, base: Path | None, kind: YamlKind) -> tuple[Any, str, Path | None, str]:
+    """Read, parse and validate one file of ``kind`` (a packaged name or a path, relative to ``base``):
+    (spec, origin for messages, folder, identity key). Every problem is a ``ConfigError`` naming it."""
+    text, origin, folder, key = _read_text(ref, base, kind)
+    try:
+        data = yaml.load(text, Loader=_SAFE_LOADER)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None)
+        hint = f": {problem}" if problem else ""
+        raise ConfigError(
+            f"{kind.what} {origin} is not valid YAML{where}{hint} (quote values that contain '#' or ': ')"
+        ) from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{kind.what} {origin} must be a YAML mapping with {kind.shape}")
+    try:
+        return kind.model.model_validate(data), origin, folder, key
+    except ValidationError as exc:
+        describe = kind.describe or (lambda _data, loc: ".".join(str(p) for p in loc))
+        problems = [f"{describe(data, tuple(err['loc']))}: {err['msg']}" for err in exc.errors()[:5]]
+        more = "" if exc.error_count() <= 5 else f" (and {exc.error_count() - 5} more)"
+        raise ConfigError(f"{kind.what} {origin} is invalid: " + "; ".join(problems) + more) from None
+
+
+def _read_text(ref: str, base: Path | None, kind: YamlKind) -> tuple[str, str, Path | None, str]:
     looks_like_path = ref.endswith((".yaml", ".yml")) or "/" in ref or "\\" in ref
     if looks_like_path:
         path = Path(ref)
         if not path.is_absolute() and base is not None:
             path = base / path
         if not path.is_file():
-            raise ConfigError(f"rule pack file {path} does not exist")
+            raise ConfigError(f"{kind.what} file {path} does not exist")
         try:
             return path.read_text("utf-8"), str(path), path.parent, str(path.resolve())
         except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"cannot read rule pack {path}: {exc}") from None
-    res = resources.files(PACKS_PACKAGE).joinpath(PACKS_DIR, f"{ref}.yaml")
+            raise ConfigError(f"cannot read {kind.what} {path}: {exc}") from None
+    res = resources.files(PACKS_PACKAGE).joinpath(kind.folder, f"{ref}.yaml")
     if not res.is_file():
         raise ConfigError(
-            f"unknown rule pack {ref!r}; packaged packs: {', '.join(available_packs())}, "
-            "or give the path of a YAML pack file"
+            f"unknown {kind.what} {ref!r}; packaged: {', '.join(kind.listing())}, "
+            f"or give the path of a YAML {kind.what} file"
         )
     folder = Path(str(res)).parent if Path(str(res)).exists() else None
-    return res.read_text("utf-8"), f"{ref}.yaml", folder, f"package:{ref}"
+    return res.read_text("utf-8"), f"{kind.origin_prefix}{ref}.yaml", folder, f"package:{ref}"
 
 
-#: libyaml's safe loader when PyYAML was built with it (ten times faster on the big packs), else PyYAML's
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+PACK = YamlKind("rule pack", PACKS_DIR, available_packs, "'name' and 'passes'", PackFile, describe_location)
 
 
 def read_pack_file(ref: str, base: Path | None = None) -> tuple[PackFile, str, Path | None, str]:
     """Parse and validate one pack file (no includes resolved): (spec, origin, folder, identity key)."""
-    text, origin, folder, key = _read_pack_text(ref, base)
-    try:
-        data = yaml.load(text, Loader=_SAFE_LOADER)
-    except yaml.YAMLError as exc:
-        where = ""
-        mark = getattr(exc, "problem_mark", None)
-        if mark is not None:
-            where = f" at line {mark.line + 1}, column {mark.column + 1}"
-        problem = getattr(exc, "problem", None)
-        hint = f": {problem}" if problem else ""
-        raise ConfigError(
-            f"rule pack {origin} is not valid YAML{where}{hint} (quote values that contain '#' or ': ')"
-        ) from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"rule pack {origin} must be a YAML mapping with 'name' and 'passes'")
-    try:
-        return PackFile.model_validate(data), origin, folder, key
-    except ValidationError as exc:
-        problems = []
-        for err in exc.errors()[:5]:
-            problems.append(f"{describe_location(data, tuple(err['loc']))}: {err['msg']}")
-        more = "" if exc.error_count() <= 5 else f" (and {exc.error_count() - 5} more)"
-        raise ConfigError(f"rule pack {origin} is invalid: " + "; ".join(problems) + more) from None
+    return read_yaml_file(ref, base, PACK)
 
 
 def load_merged_pack(ref: str | Path) -> MergedPack:
